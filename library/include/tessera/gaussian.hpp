@@ -103,6 +103,12 @@ inline long long pass_pixels(const FilterPass& p, int w, int h, Halo halo) {
 void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height,
                         bool fill_x, bool fill_y);
 
+/// One 1-D filter pass, the library's compute primitive: dst(x, y) =
+/// sum_k taps[radius + k] * src(x + k, y) for Axis::x (src(x, y + k) for Axis::y).
+/// `src` must be readable `radius` pixels beyond dst's extent along the axis (a view
+/// into a haloed buffer). Single-threaded. Local.
+void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel);
+
 /// Computes the requested derivatives of the haloed tile (halos already filled) into
 /// `out` (one w x h view per derivative, in options.derivatives order). Every output
 /// pixel is computed by the same arithmetic wherever the tile sits, so results are
