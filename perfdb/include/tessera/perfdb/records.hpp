@@ -1,0 +1,152 @@
+#pragma once
+// Plain record types stored in the performance database. No SQL here: the benchmarker
+// fills these, the Store persists them, the scheduler reads them back.
+//
+// Units everywhere: times in microseconds (double), sizes in bytes, compute costs in
+// nanoseconds per pixel. An absent spread (quartile) is std::nullopt.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/names.hpp"
+
+namespace tessera::perfdb {
+
+/// Database row id (SQLite rowid). 0 means "not stored yet".
+using Id = std::int64_t;
+
+/// Where a measured pair of ranks sits: same node (shared memory) or different nodes.
+enum class Level { intra, inter };
+/// State of a run. Only `complete` runs serve planning; `running` is a run in progress
+/// or one whose writer died; `failed` was ended by mark_failed or abandoned.
+enum class RunStatus { running, complete, failed };
+
+/// "intra" / "inter". Local.
+std::string_view to_string(Level level);
+/// "running" / "complete" / "failed". Local.
+std::string_view to_string(RunStatus status);
+/// Parse the names above; throws tessera::InvalidArgument naming the bad value.
+Level parse_level(std::string_view name);
+RunStatus parse_run_status(std::string_view name);
+
+/// A machine's fingerprint. `name` is the key users type (`--machine NAME`); it defaults
+/// to the host name. MPI fields are empty/0 until a benchmarker fills them.
+struct Machine {
+  Id id = 0;
+  std::string name;            ///< unique in a database
+  std::string hostname;
+  std::string cpu_model;
+  int cores = 0;               ///< logical cores per node
+  std::string mpi_library;     ///< e.g. "Open MPI"
+  std::string mpi_version;     ///< e.g. "4.1.4"
+  int ranks_per_node = 0;      ///< 0 = unknown
+  int nodes = 0;               ///< 0 = unknown
+  bool imported = false;       ///< true if it came from `tessera-perfdb import`
+  std::string source;          ///< free text: where an imported machine came from
+};
+
+/// The local machine as far as it is known without MPI: name = hostname = host name,
+/// cpu_model from /proc/cpuinfo ("" if unknown), cores = hardware threads, nodes = 1.
+/// Local.
+Machine local_machine();
+
+/// One benchmark (or import, or validation) session. Times are ISO-8601 UTC text
+/// ("2026-11-21T09:55:00.123456Z") set by the Store; `ended_at` is empty while running.
+struct Run {
+  Id id = 0;
+  Id machine_id = 0;
+  std::string tool;            ///< "tessera-bench", "import", "tessera-validate", ...
+  std::string tool_version;
+  std::string config;          ///< JSON text describing the configuration ("{}" if none)
+  std::string started_at;
+  std::string ended_at;
+  RunStatus status = RunStatus::running;
+  std::string note;            ///< why a run failed, where an import came from, ...
+};
+
+/// One P-3PC measurement T_{path,layout}(bytes): a total time, constant included
+/// (SPEC errata: T_full(n) = roundtrip(n, 0) - t_cf at every size, 0 too).
+struct P3pcSample {
+  Level level = Level::inter;
+  Path path = Path::send;
+  Layout layout = Layout::cc;
+  std::int64_t bytes = 0;              ///< message size in bytes (floats * 4)
+  int blocks = 1;                      ///< blocks of a noncontiguous side (paper: 100); 1 for cc
+  std::int64_t block_stride_bytes = 0; ///< 0 = the paper's default spacing (2x block size)
+  double median_us = 0;
+  std::optional<double> q1_us;         ///< first quartile, if measured
+  std::optional<double> q3_us;         ///< third quartile, if measured
+  int samples = 0;                     ///< timed repetitions behind the median (0 = unknown)
+  int launches = 0;                    ///< independent launches pooled (0 = unknown)
+};
+
+/// Whether ranks a and b of the measurement job shared a node.
+struct PairPlacement {
+  int rank_a = 0;
+  int rank_b = 0;
+  Level level = Level::intra;
+};
+
+/// One log_3P / 2log_{2,3}P parameter ("T_mem", "o_mw", "l_mw", "o_net",
+/// "send_self_rtt", "remote_rtt", ...) at a message size and stride.
+struct Log3pParam {
+  Level level = Level::intra;
+  std::string name;
+  std::int64_t size_bytes = 0;
+  std::int64_t stride_bytes = 0;       ///< 0 = contiguous
+  double value_us = 0;
+  std::optional<double> q1_us;
+  std::optional<double> q3_us;
+};
+
+/// LogGP parameters valid for message sizes in [from_bytes, to_bytes] (one protocol
+/// range as detected by PRTT). G is in microseconds per byte.
+struct LoggpRange {
+  Level level = Level::inter;
+  std::int64_t from_bytes = 0;
+  std::int64_t to_bytes = 0;
+  double L_us = 0;
+  double o_s_us = 0;
+  double o_r_us = 0;
+  double g_us = 0;
+  double G_us_per_byte = 0;
+};
+
+/// Measured cost of a compute kernel on one tile, in nanoseconds per output pixel.
+struct ComputeCost {
+  std::string operation = "filter";    ///< e.g. "filter" (1-D Gaussian pass)
+  std::string axis;                    ///< "x" or "y"
+  int taps = 0;                        ///< 1-D kernel size
+  int tile_width = 0;                  ///< pixels
+  int tile_height = 0;                 ///< pixels
+  double ns_per_pixel = 0;
+  std::optional<double> q1;            ///< ns per pixel
+  std::optional<double> q3;            ///< ns per pixel
+};
+
+/// A prediction compared with a measurement, for a later validation tool.
+struct ValidationRecord {
+  std::string scenario;                ///< JSON text (grid, algorithms, image size, ...)
+  std::string phase;                   ///< "scatter", "exchange", "compute", "gather", "total"
+  std::string model;                   ///< "p3pc", "loggp-star", ...
+  double predicted_us = 0;
+  double measured_us = 0;
+  std::optional<double> q1_us;         ///< spread of the measurement
+  std::optional<double> q3_us;
+};
+
+/// Everything stored for one run.
+struct RunData {
+  Machine machine;
+  Run run;
+  std::vector<P3pcSample> p3pc;
+  std::vector<PairPlacement> placements;
+  std::vector<Log3pParam> log3p;
+  std::vector<LoggpRange> loggp;
+  std::vector<ComputeCost> compute;
+  std::vector<ValidationRecord> validation;
+};
+
+}  // namespace tessera::perfdb

@@ -1,0 +1,112 @@
+#pragma once
+// The performance database: one SQLite file, versioned schema, WAL mode so a reader
+// (an app planning) and a writer (the benchmarker) can work at the same time.
+//
+// Every call is local to the calling process (no MPI). In an MPI program let one rank
+// (rank 0) own the Store. Errors: tessera::IoError for a file that is missing,
+// corrupt, foreign, newer than this build, or a failed write (disk full, ...);
+// tessera::InvalidArgument for a bad argument (unknown run id, name clash, ...).
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/perfdb/records.hpp"
+
+namespace tessera::perfdb {
+
+/// Schema version written to PRAGMA user_version by this build.
+inline constexpr int kSchemaVersion = 1;
+
+/// The per-user default database path: $TESSERA_PERFDB if set and non-empty, else
+/// $XDG_DATA_HOME/tessera/perfdb.sqlite, else $HOME/.local/share/tessera/perfdb.sqlite,
+/// else ./tessera-perfdb.sqlite. Local.
+std::filesystem::path default_perfdb_path();
+
+/// `--perfdb PATH` if given (non-empty), else default_perfdb_path(). Local.
+std::filesystem::path resolve_perfdb_path(const std::optional<std::string>& cli);
+
+class Store {
+ public:
+  enum class Mode {
+    read_write,  ///< create the file (and parent directory) if missing; migrate older schemas
+    read_only,   ///< the file must exist and have the current schema; nothing is written
+  };
+
+  /// Open (and in read_write mode create/migrate) the database at `path`.
+  /// Before anything is written the file is checked: a file that is not SQLite,
+  /// truncated, fails SQLite's quick_check, belongs to another application, or has a
+  /// newer schema is refused with an IoError and left byte-for-byte unchanged.
+  /// In read_write mode, runs left `running` by a dead process on this host are marked
+  /// failed.
+  explicit Store(const std::filesystem::path& path, Mode mode = Mode::read_write);
+  /// Runs begun through this Store and not finished are marked failed (best effort).
+  ~Store();
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  /// The file this Store was opened on.
+  const std::filesystem::path& path() const;
+
+  // --- machines -------------------------------------------------------------------
+  /// The machine named `m.name` (an empty name means m.hostname, else the local host
+  /// name); created from `m` if absent. For an existing machine, empty/0 fields stay and
+  /// non-empty fields of `m` (e.g. MPI library filled in by the benchmarker) update it.
+  /// Returns the stored machine with its id.
+  Machine find_or_create_machine(const Machine& m);
+  /// Create a new machine; throws InvalidArgument if the name exists.
+  Machine create_machine(const Machine& m);
+  std::optional<Machine> find_machine(std::string_view name) const;
+  std::optional<Machine> find_machine(Id id) const;
+  std::vector<Machine> list_machines() const;
+
+  // --- runs -----------------------------------------------------------------------
+  /// Start a run (status running, started_at = now) and return its id. `config` is
+  /// JSON text ("{}" if empty).
+  Id begin_run(Id machine_id, std::string_view tool, std::string_view tool_version,
+               std::string_view config);
+  /// Append records to a running run, each call in one transaction (all or nothing).
+  /// Throws InvalidArgument if the run is not `running`.
+  void add_p3pc(Id run, std::span<const P3pcSample> rows);
+  void add_placements(Id run, std::span<const PairPlacement> rows);
+  void add_log3p(Id run, std::span<const Log3pParam> rows);
+  void add_loggp(Id run, std::span<const LoggpRange> rows);
+  void add_compute(Id run, std::span<const ComputeCost> rows);
+  void add_validation(Id run, std::span<const ValidationRecord> rows);
+  /// Mark a running run complete (ended_at = now) in one atomic statement.
+  /// Throws InvalidArgument if the run is not `running`.
+  void finish_run(Id run);
+  /// Mark a run failed with a reason (no-op for a run already failed).
+  void mark_failed(Id run, std::string_view reason);
+
+  /// Runs of one machine (all machines if nullopt), oldest first.
+  std::vector<Run> list_runs(std::optional<Id> machine_id = std::nullopt) const;
+  std::optional<Run> find_run(Id run) const;
+  /// The newest complete run of the machine, optionally only from `tool`
+  /// (e.g. "tessera-bench"); nullopt if none.
+  std::optional<Run> latest_complete_run(std::string_view machine_name,
+                                         std::optional<std::string_view> tool = std::nullopt) const;
+  /// Everything stored for a run (any status). Throws InvalidArgument if unknown.
+  RunData load_run(Id run) const;
+
+  /// Store a whole run as-is (status, times and all records) under `machine_id`, in
+  /// one transaction; used by import. A `running` status is stored as failed.
+  /// Returns the new run id.
+  Id insert_run(Id machine_id, const RunData& data);
+
+  /// Delete a run and its records. Throws InvalidArgument if unknown.
+  void delete_run(Id run);
+  /// Delete a machine, its runs and their records. Throws InvalidArgument if unknown.
+  void delete_machine(Id machine);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::perfdb
