@@ -1,0 +1,261 @@
+#include "tessera/gaussian.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <string>
+
+#include <tbb/parallel_for.h>
+
+#include "tessera/error.hpp"
+
+namespace tessera {
+namespace {
+
+// Fitted so that sizes match the P-3PC paper exactly (see default_radius's comment):
+// the allowed intervals are (2, 2.2], (3.4, 3.6] and (3.667, 3.8]; these values sit
+// inside them and away from the ends, so ceil() never lands on a rounding edge.
+constexpr double kRadiusPerSigma[3] = {2.1, 3.5, 3.75};
+
+void check_order(int order) {
+  if (order < 0 || order > 2)
+    throw InvalidArgument("derivative order " + std::to_string(order) + " is not 0, 1 or 2");
+}
+
+// One output line of a 1-D pass: dst[i] = t0*s[i] + sum_k t_k*(s[i+k*step] +- s[i-k*step]).
+// Kernels are exactly (anti)symmetric, so pairing halves the multiplies. The sum order
+// per pixel is fixed (k ascending), which is what makes results bit-identical for any
+// decomposition: a pixel's value never depends on where its tile starts.
+void filter_line(const float* src, std::ptrdiff_t step, float* dst, int n, const Kernel1D& kernel) {
+  const int r = kernel.radius;
+  const float* c = kernel.taps.data() + r;  // c[k], k in [-r, r]
+  const float t0 = c[0];
+  for (int i = 0; i < n; ++i) dst[i] = t0 * src[i];
+  if (kernel.order == 1) {
+    for (int k = 1; k <= r; ++k) {
+      const float t = c[k];
+      const float* a = src + k * step;
+      const float* b = src - k * step;
+      for (int i = 0; i < n; ++i) dst[i] += t * (a[i] - b[i]);
+    }
+  } else {
+    for (int k = 1; k <= r; ++k) {
+      const float t = c[k];
+      const float* a = src + k * step;
+      const float* b = src - k * step;
+      for (int i = 0; i < n; ++i) dst[i] += t * (a[i] + b[i]);
+    }
+  }
+}
+
+}  // namespace
+
+int default_radius(double sigma, int order) {
+  check_order(order);
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw InvalidArgument("sigma must be positive, got " + std::to_string(sigma));
+  return std::max(1, int(std::ceil(kRadiusPerSigma[order] * sigma)));
+}
+
+Kernel1D gaussian_kernel(double sigma, int order, std::optional<int> radius) {
+  Kernel1D k;
+  k.order = order;
+  k.sigma = sigma;
+  k.radius = radius ? *radius : default_radius(sigma, order);
+  check_order(order);
+  if (k.radius < 1) throw InvalidArgument("kernel radius must be at least 1");
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw InvalidArgument("sigma must be positive, got " + std::to_string(sigma));
+  const int r = k.radius;
+  // w[j] = g_order(-j): taps weigh f(x + j), so a convolution's kernel is mirrored.
+  std::vector<double> w(std::size_t(2 * r + 1));
+  const double s2 = sigma * sigma;
+  for (int j = -r; j <= r; ++j) {
+    const double x = -double(j);
+    const double g = std::exp(-x * x / (2 * s2));
+    w[std::size_t(j + r)] = order == 0 ? g : order == 1 ? -x / s2 * g : (x * x / (s2 * s2) - 1 / s2) * g;
+  }
+  if (order == 0) {
+    double sum = 0;
+    for (double v : w) sum += v;
+    for (double& v : w) v /= sum;
+  } else if (order == 1) {
+    double moment = 0;
+    for (int j = -r; j <= r; ++j) moment += j * w[std::size_t(j + r)];
+    for (double& v : w) v /= moment;
+  } else {
+    // Truncation leaves a small non-zero sum; remove it so constants map to 0.
+    double sum = 0;
+    for (double v : w) sum += v;
+    for (double& v : w) v -= sum / double(w.size());
+    double moment = 0;
+    for (int j = -r; j <= r; ++j) moment += 0.5 * j * j * w[std::size_t(j + r)];
+    for (double& v : w) v /= moment;
+  }
+  // Make the float taps exactly (anti)symmetric: filter_line relies on it.
+  k.taps.assign(w.size(), 0.0f);
+  for (int j = 0; j <= r; ++j) {
+    const float v = float(w[std::size_t(r + j)]);
+    k.taps[std::size_t(r + j)] = v;
+    k.taps[std::size_t(r - j)] = order == 1 ? -v : v;
+  }
+  if (order == 1) k.taps[std::size_t(r)] = 0.0f;
+  return k;
+}
+
+std::string_view to_string(Derivative d) {
+  switch (d) {
+    case Derivative::L: return "L";
+    case Derivative::Lx: return "Lx";
+    case Derivative::Ly: return "Ly";
+    case Derivative::Lxx: return "Lxx";
+    case Derivative::Lxy: return "Lxy";
+    case Derivative::Lyy: return "Lyy";
+  }
+  return "?";
+}
+
+std::array<int, 2> orders_of(Derivative d) {
+  switch (d) {
+    case Derivative::L: return {0, 0};
+    case Derivative::Lx: return {1, 0};
+    case Derivative::Ly: return {0, 1};
+    case Derivative::Lxx: return {2, 0};
+    case Derivative::Lxy: return {1, 1};
+    case Derivative::Lyy: return {0, 2};
+  }
+  return {0, 0};
+}
+
+std::string_view to_string(Axis a) { return a == Axis::x ? "x" : "y"; }
+
+void validate(const GaussianOptions& o) {
+  if (!(o.sigma > 0) || !std::isfinite(o.sigma))
+    throw InvalidArgument("sigma must be positive, got " + std::to_string(o.sigma));
+  if (o.radius && *o.radius < 1)
+    throw InvalidArgument("kernel radius must be at least 1, got " + std::to_string(*o.radius));
+  if (o.derivatives.empty()) throw InvalidArgument("no derivatives requested");
+}
+
+std::array<Kernel1D, 3> kernels_for(const GaussianOptions& o) {
+  validate(o);
+  return {gaussian_kernel(o.sigma, 0, o.radius), gaussian_kernel(o.sigma, 1, o.radius),
+          gaussian_kernel(o.sigma, 2, o.radius)};
+}
+
+Halo halo_for(const GaussianOptions& o) {
+  validate(o);
+  Halo h;
+  for (Derivative d : o.derivatives) {
+    auto [ox, oy] = orders_of(d);
+    h.x = std::max(h.x, o.radius ? *o.radius : default_radius(o.sigma, ox));
+    h.y = std::max(h.y, o.radius ? *o.radius : default_radius(o.sigma, oy));
+  }
+  return h;
+}
+
+namespace {
+
+// The y-orders whose smoothed intermediates the requested derivatives need.
+std::array<bool, 3> y_orders_needed(const GaussianOptions& o) {
+  std::array<bool, 3> need{};
+  for (Derivative d : o.derivatives) need[std::size_t(orders_of(d)[1])] = true;
+  return need;
+}
+
+}  // namespace
+
+PipelineDescription describe_pipeline(int width, int height, const GaussianOptions& o) {
+  auto kernels = kernels_for(o);
+  PipelineDescription p;
+  p.width = width;
+  p.height = height;
+  p.halo = halo_for(o);
+  p.scatters = 1;
+  p.exchanges = 1;
+  p.gathers = int(o.derivatives.size());
+  auto need = y_orders_needed(o);
+  for (int oy = 0; oy < 3; ++oy)
+    if (need[std::size_t(oy)]) p.passes.push_back({Axis::y, kernels[std::size_t(oy)].size(), oy});
+  for (Derivative d : o.derivatives) {
+    int ox = orders_of(d)[0];
+    p.passes.push_back({Axis::x, kernels[std::size_t(ox)].size(), ox});
+  }
+  return p;
+}
+
+void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel) {
+  const std::ptrdiff_t step = axis == Axis::x ? 1 : src.stride;
+  for (int y = 0; y < dst.height; ++y) filter_line(src.row(y), step, dst.row(y), dst.width, kernel);
+}
+
+void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height,
+                        bool fill_x, bool fill_y) {
+  const int w = tile.width, h = tile.height;
+  if (fill_x) {
+    const bool left = box.x0 == 0, right = box.x1() == image_width;
+    for (int y = 0; y < h; ++y) {
+      float* row = tile.row(y);
+      if (left)
+        for (int k = 1; k <= halo.x; ++k) row[-k] = row[k];
+      if (right)
+        for (int k = 1; k <= halo.x; ++k) row[w - 1 + k] = row[w - 1 - k];
+    }
+  }
+  if (fill_y) {
+    const bool top = box.y0 == 0, bottom = box.y1() == image_height;
+    const int full = w + 2 * halo.x;
+    for (int k = 1; k <= halo.y; ++k) {
+      if (top) std::copy_n(tile.row(k) - halo.x, full, tile.row(-k) - halo.x);
+      if (bottom) std::copy_n(tile.row(h - 1 - k) - halo.x, full, tile.row(h - 1 + k) - halo.x);
+    }
+  }
+}
+
+void compute_derivatives(ConstView tile, Halo halo, const GaussianOptions& o, std::span<const View> out) {
+  auto kernels = kernels_for(o);
+  assert(out.size() == o.derivatives.size());
+  const int w = tile.width, h = tile.height;
+  const int row_len = w + 2 * halo.x;
+  const auto need = y_orders_needed(o);
+  // Row strips: each strip's y-smoothed intermediates stay in cache for the x passes
+  // that follow, and strips are independent, so they spread over threads.
+  const int strip = std::clamp(int(65536 / std::max(row_len, 1)), 4, 64);
+  const int strips = (h + strip - 1) / strip;
+  tbb::parallel_for(0, strips, [&](int s) {
+    const int y0 = s * strip, rows = std::min(strip, h - y0);
+    std::array<std::vector<float>, 3> mid;
+    for (int oy = 0; oy < 3; ++oy) {
+      if (!need[std::size_t(oy)]) continue;
+      mid[std::size_t(oy)].resize(std::size_t(row_len) * std::size_t(rows));
+      View m{mid[std::size_t(oy)].data(), row_len, rows, row_len};
+      filter_pass(tile.sub(-halo.x, y0, row_len, rows), m, Axis::y, kernels[std::size_t(oy)]);
+    }
+    for (std::size_t i = 0; i < o.derivatives.size(); ++i) {
+      auto [ox, oy] = orders_of(o.derivatives[i]);
+      ConstView m{mid[std::size_t(oy)].data() + halo.x, w, rows, row_len};
+      filter_pass(m, out[i].sub(0, y0, w, rows), Axis::x, kernels[std::size_t(ox)]);
+    }
+  });
+}
+
+std::vector<Image> gaussian_derivatives(const Image& image, const GaussianOptions& o) {
+  const Halo halo = halo_for(o);
+  require_feasible(Partition(image.width(), image.height(), Grid{1, 1}), halo);
+  const int bw = image.width() + 2 * halo.x, bh = image.height() + 2 * halo.y;
+  Image buffer(bw, bh);
+  View tile = buffer.view().sub(halo.x, halo.y, image.width(), image.height());
+  for (int y = 0; y < image.height(); ++y)
+    std::copy_n(image.view().row(y), image.width(), tile.row(y));
+  const Box box = Partition(image.width(), image.height(), Grid{1, 1}).tile(0);
+  mirror_image_edges(tile, halo, box, image.width(), image.height(), true, false);
+  mirror_image_edges(tile, halo, box, image.width(), image.height(), false, true);
+  std::vector<Image> out;
+  std::vector<View> views;
+  for (std::size_t i = 0; i < o.derivatives.size(); ++i) out.emplace_back(image.width(), image.height());
+  for (auto& img : out) views.push_back(img.view());
+  compute_derivatives(tile, halo, o, views);
+  return out;
+}
+
+}  // namespace tessera
