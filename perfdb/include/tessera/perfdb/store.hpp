@@ -19,7 +19,7 @@
 namespace tessera::perfdb {
 
 /// Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 /// The per-user default database path: $TESSERA_PERFDB if set and non-empty, else
 /// $XDG_DATA_HOME/tessera/perfdb.sqlite, else $HOME/.local/share/tessera/perfdb.sqlite,
@@ -98,6 +98,11 @@ class Store {
   /// one transaction; used by import. A `running` status is stored as failed.
   /// Returns the new run id.
   Id insert_run(Id machine_id, const RunData& data);
+
+  /// Create machine `m` (imported = true) with `runs` stored as by insert_run, all in
+  /// one transaction: on any error nothing is stored. If a machine named m.name exists,
+  /// throws InvalidArgument unless `replace`, which deletes it first (same transaction).
+  Machine import_machine(const Machine& m, std::span<const RunData> runs, bool replace);
 
   /// Delete a run and its records. Throws InvalidArgument if unknown.
   void delete_run(Id run);

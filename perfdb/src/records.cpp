@@ -1,0 +1,105 @@
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "names_detail.hpp"
+#include "tessera/error.hpp"
+#include "tessera/perfdb/records.hpp"
+
+namespace tessera::perfdb {
+
+std::string_view to_string(Level level) { return level == Level::intra ? "intra" : "inter"; }
+
+std::string_view to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::running: return "running";
+    case RunStatus::complete: return "complete";
+    case RunStatus::failed: return "failed";
+  }
+  return "failed";
+}
+
+Level parse_level(std::string_view name) {
+  if (name == "intra") return Level::intra;
+  if (name == "inter") return Level::inter;
+  throw InvalidArgument("bad level '" + std::string(name) + "' (expected intra or inter)");
+}
+
+RunStatus parse_run_status(std::string_view name) {
+  if (name == "running") return RunStatus::running;
+  if (name == "complete") return RunStatus::complete;
+  if (name == "failed") return RunStatus::failed;
+  throw InvalidArgument("bad run status '" + std::string(name) +
+                        "' (expected running, complete or failed)");
+}
+
+Machine local_machine() {
+  Machine m;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  if (m.hostname.empty()) m.hostname = "localhost";
+  m.name = m.hostname;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      if (auto colon = line.find(':'); colon != std::string::npos) {
+        auto first = line.find_first_not_of(" \t", colon + 1);
+        if (first != std::string::npos) m.cpu_model = line.substr(first);
+      }
+      break;
+    }
+  }
+  m.cores = static_cast<int>(std::thread::hardware_concurrency());
+  m.nodes = 1;
+  return m;
+}
+
+namespace detail {
+
+std::string_view path_name(Path p) {
+  switch (p) {
+    case Path::send: return "send";
+    case Path::recv: return "recv";
+    case Path::full: return "full";
+  }
+  return "send";
+}
+
+std::string_view layout_name(Layout l) {
+  switch (l) {
+    case Layout::cc: return "cc";
+    case Layout::cn: return "cn";
+    case Layout::nc: return "nc";
+    case Layout::nn: return "nn";
+  }
+  return "cc";
+}
+
+std::optional<Path> path_from(std::string_view s) {
+  for (Path p : kPaths)
+    if (path_name(p) == s) return p;
+  return std::nullopt;
+}
+
+std::optional<Layout> layout_from(std::string_view s) {
+  for (Layout l : kLayouts)
+    if (layout_name(l) == s) return l;
+  return std::nullopt;
+}
+
+Path parse_path_or_throw(std::string_view s, std::string_view where) {
+  if (auto p = path_from(s)) return *p;
+  throw InvalidArgument(std::string(where) + ": bad path '" + std::string(s) +
+                        "' (expected send, recv or full)");
+}
+
+Layout parse_layout_or_throw(std::string_view s, std::string_view where) {
+  if (auto l = layout_from(s)) return *l;
+  throw InvalidArgument(std::string(where) + ": bad layout '" + std::string(s) +
+                        "' (expected cc, cn, nc or nn)");
+}
+
+}  // namespace detail
+}  // namespace tessera::perfdb
