@@ -91,6 +91,36 @@ void require_feasible(const Partition& partition, Halo halo) {
   if (auto why = infeasibility(partition, halo); !why.empty()) throw InfeasiblePlan(why);
 }
 
+std::vector<ExchangeStep> exchange_steps(const Partition& p, int rank, Halo halo) {
+  const Box t = p.tile(rank);
+  std::vector<ExchangeStep> steps;
+  auto add = [&](int dx, int dy) {
+    ExchangeStep s;
+    s.dx = dx;
+    s.dy = dy;
+    s.send_to = p.neighbour(rank, dx, dy);
+    s.recv_from = p.neighbour(rank, -dx, -dy);
+    if (dx != 0) {
+      // Columns of the tile's own rows.
+      s.send = Box{dx > 0 ? t.x1() - halo.x : t.x0, t.y0, halo.x, t.height};
+      s.recv = Box{dx > 0 ? t.x0 - halo.x : t.x1(), t.y0, halo.x, t.height};
+    } else {
+      // Rows across the tile and both x-halos.
+      const int x0 = t.x0 - halo.x, w = t.width + 2 * halo.x;
+      s.send = Box{x0, dy > 0 ? t.y1() - halo.y : t.y0, w, halo.y};
+      s.recv = Box{x0, dy > 0 ? t.y0 - halo.y : t.y1(), w, halo.y};
+    }
+    if (s.send_to < 0) s.send = Box{s.send.x0, s.send.y0, 0, 0};
+    if (s.recv_from < 0) s.recv = Box{s.recv.x0, s.recv.y0, 0, 0};
+    steps.push_back(s);
+  };
+  add(+1, 0);
+  add(-1, 0);
+  add(0, +1);
+  add(0, -1);
+  return steps;
+}
+
 std::string describe(const Plan& plan) {
   return to_string(plan.grid) + " scatter=" + std::string(to_string(plan.scatter)) +
          " gather=" + std::string(to_string(plan.gather)) +

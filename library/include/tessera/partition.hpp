@@ -84,4 +84,20 @@ std::string infeasibility(const Partition& partition, Halo halo);
 /// Throws InfeasiblePlan with infeasibility()'s reason, if any.
 void require_feasible(const Partition& partition, Halo halo);
 
+/// One step of a border exchange as seen by one rank, in global image coordinates:
+/// send `send` to the neighbour in direction (dx, dy) and receive `recv` from the
+/// neighbour in the opposite direction. A peer of -1 means there is none (grid edge).
+/// x steps move columns of the tile's own rows (noncontiguous); y steps move rows of
+/// the tile widened by the x-halo (contiguous in a haloed buffer), so corners arrive.
+struct ExchangeStep {
+  int dx = 0, dy = 0;
+  int send_to = -1;
+  int recv_from = -1;
+  Box send;
+  Box recv;
+};
+
+/// The paper's four steps for `rank` in order: right, left, down, up. Pure.
+std::vector<ExchangeStep> exchange_steps(const Partition& partition, int rank, Halo halo);
+
 }  // namespace tessera

@@ -1,0 +1,48 @@
+#pragma once
+// The MPI session: start-up and shutdown in one RAII object, and the collective
+// agreement that lets one rank's error end every rank cleanly.
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace tessera {
+
+namespace detail {
+struct Comm;  // wraps an MPI communicator; defined in src/mpi
+}
+
+/// Owns MPI for the program's lifetime (MPI_Init in the constructor, MPI_Finalize in
+/// the destructor; if MPI was already initialised, e.g. by a test harness, it is
+/// left to its owner). Rank 0 is the root that reads and
+/// writes whole images.
+class Session {
+ public:
+  /// Collective over all launched processes.
+  Session(int& argc, char**& argv);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  int rank() const;
+  int size() const;
+  bool is_root() const { return rank() == 0; }
+
+  /// Runs `step` on every rank, then agrees collectively whether it succeeded
+  /// everywhere. If it threw on any rank, every rank throws tessera::Error with the
+  /// message of the lowest failing rank, so all ranks stop together without hanging
+  /// in a later collective. Collective.
+  void agree(const std::function<void()>& step) const;
+
+  /// Barrier. Collective.
+  void barrier() const;
+
+  /// The communicator (for the library's own use).
+  const detail::Comm& comm() const { return *comm_; }
+
+ private:
+  std::unique_ptr<detail::Comm> comm_;
+  bool owns_mpi_ = false;
+};
+
+}  // namespace tessera

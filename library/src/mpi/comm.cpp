@@ -1,0 +1,82 @@
+#include "comm.hpp"
+
+#include <string>
+#include <utility>
+
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+
+Comm::Comm(MPI_Comm c, bool own) : comm(c), owned(own) {
+  if (comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+  }
+}
+
+Comm::Comm(Comm&& o) noexcept : comm(o.comm), rank(o.rank), size(o.size), owned(o.owned) {
+  o.comm = MPI_COMM_NULL;
+  o.owned = false;
+}
+
+Comm::~Comm() {
+  if (owned && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+void check(int mpi_result, const char* what) {
+  if (mpi_result == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(mpi_result, text, &len);
+  throw Error(std::string(what) + " failed: " + std::string(text, std::size_t(len)));
+}
+
+Datatype& Datatype::operator=(Datatype&& o) noexcept {
+  std::swap(type_, o.type_);
+  return *this;
+}
+
+Datatype::~Datatype() {
+  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+}
+
+Datatype block_type(int width, int height, std::ptrdiff_t stride) {
+  MPI_Datatype t;
+  if (width == stride || height == 1)
+    check(MPI_Type_contiguous(width * height, MPI_FLOAT, &t), "MPI_Type_contiguous");
+  else
+    check(MPI_Type_vector(height, width, int(stride), MPI_FLOAT, &t), "MPI_Type_vector");
+  check(MPI_Type_commit(&t), "MPI_Type_commit");
+  return Datatype(t);
+}
+
+Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdiff_t>& offsets,
+                     std::ptrdiff_t stride) {
+  std::vector<Datatype> parts;
+  std::vector<MPI_Datatype> types;
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> displacements;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].empty()) continue;
+    parts.push_back(block_type(sizes[i].width, sizes[i].height, stride));
+    types.push_back(parts.back().get());
+    lengths.push_back(1);
+    displacements.push_back(MPI_Aint(offsets[i]) * MPI_Aint(sizeof(float)));
+  }
+  MPI_Datatype t;
+  check(MPI_Type_create_struct(int(types.size()), lengths.data(), displacements.data(), types.data(), &t),
+        "MPI_Type_create_struct");
+  check(MPI_Type_commit(&t), "MPI_Type_commit");
+  return Datatype(t);
+}
+
+bool contiguous_in_image(const std::vector<Box>& boxes, int image_width) {
+  // Back to back in rank order and each a band of full rows.
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (boxes[i].width != image_width || boxes[i].x0 != 0) return false;
+    if (i > 0 && boxes[i].y0 != boxes[i - 1].y1()) return false;
+  }
+  return true;
+}
+
+}  // namespace tessera::detail

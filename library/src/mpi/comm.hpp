@@ -1,0 +1,58 @@
+#pragma once
+// Internal MPI helpers: the communicator wrapper and RAII derived datatypes.
+// This folder is the only place in the library that includes <mpi.h>.
+#include <mpi.h>
+
+#include <vector>
+
+#include "tessera/image.hpp"
+#include "tessera/partition.hpp"
+
+namespace tessera::detail {
+
+struct Comm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  bool owned = false;  // freed in the destructor if true
+  Comm() = default;
+  explicit Comm(MPI_Comm c, bool own = false);
+  Comm(Comm&& o) noexcept;
+  Comm& operator=(Comm&&) = delete;
+  Comm(const Comm&) = delete;
+  ~Comm();
+};
+
+/// Throws tessera::Error if an MPI call failed (MPI_ERRORS_RETURN is set on our comms).
+void check(int mpi_result, const char* what);
+
+/// An owned, committed MPI datatype.
+class Datatype {
+ public:
+  Datatype() = default;
+  explicit Datatype(MPI_Datatype t) : type_(t) {}
+  Datatype(Datatype&& o) noexcept : type_(o.type_) { o.type_ = MPI_DATATYPE_NULL; }
+  Datatype& operator=(Datatype&& o) noexcept;
+  Datatype(const Datatype&) = delete;
+  ~Datatype();
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+/// The w x h block of floats at the start of a buffer with row stride `stride`
+/// (floats): a contiguous type when the rows touch (w == stride or h == 1), else a
+/// vector type, as in the paper. Extent: from the first to the last float.
+Datatype block_type(int width, int height, std::ptrdiff_t stride);
+
+/// Several blocks of one buffer as one message: block i starts at float offset
+/// offsets[i]. Used for SBT subtrees. All blocks share `stride`.
+Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdiff_t>& offsets,
+                     std::ptrdiff_t stride);
+
+/// True when the blocks of a subtree lie back to back in memory in rank order,
+/// so they travel as one contiguous message.
+bool contiguous_in_image(const std::vector<Box>& boxes, int image_width);
+
+}  // namespace tessera::detail

@@ -1,0 +1,69 @@
+#include "tessera/pipeline.hpp"
+
+#include <string>
+
+#include "comm.hpp"
+#include "tessera/distributed.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+std::vector<Image> gaussian_derivatives(const Session& session, const Image& image, const GaussianOptions& options,
+                                        const Plan& plan, PhaseTimes* times) {
+  const detail::Comm& world = session.comm();
+  int size[2] = {image.width(), image.height()};
+  detail::check(MPI_Bcast(size, 2, MPI_INT, 0, world.comm), "MPI_Bcast");
+  Halo halo;
+  // Every rank reaches the same verdict from the same inputs, but agreeing keeps a
+  // rank-local surprise (e.g. out of memory) from leaving others in a collective.
+  session.agree([&] {
+    validate(options);
+    halo = halo_for(options);
+    if (plan.procs() > session.size())
+      throw InfeasiblePlan("plan " + describe(plan) + " needs " + std::to_string(plan.procs()) +
+                           " ranks but only " + std::to_string(session.size()) + " were started");
+    require_feasible(Partition(size[0], size[1], plan.grid), halo);
+  });
+  const Partition partition(size[0], size[1], plan.grid);
+
+  // Ranks the plan does not use sit this one out.
+  MPI_Comm sub = MPI_COMM_NULL;
+  detail::check(MPI_Comm_split(world.comm, world.rank < plan.procs() ? 0 : MPI_UNDEFINED, world.rank, &sub),
+                "MPI_Comm_split");
+  if (sub == MPI_COMM_NULL) return {};
+  detail::Comm comm(sub, true);
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+
+  double t0 = 0, mark = 0;
+  auto phase = [&](double* slot) {
+    if (!times) return;
+    detail::check(MPI_Barrier(comm.comm), "MPI_Barrier");
+    const double now = MPI_Wtime();
+    if (slot) *slot = now - mark;
+    mark = now;
+  };
+  phase(nullptr);
+  t0 = mark;
+  Tile tile = scatter(comm, image, partition, halo, plan.scatter);
+  phase(times ? &times->scatter : nullptr);
+  exchange_borders(comm, tile, plan.exchange);
+  phase(times ? &times->exchange : nullptr);
+  std::vector<Image> local;
+  std::vector<View> views;
+  for (std::size_t i = 0; i < options.derivatives.size(); ++i) local.emplace_back(tile.box().width, tile.box().height);
+  for (auto& img : local) views.push_back(img.view());
+  compute_derivatives(tile.interior(), halo, options, views);
+  phase(times ? &times->compute : nullptr);
+  tile = Tile();  // the haloed input is no longer needed: free it before gathering
+  std::vector<Image> result;
+  for (auto& img : local) {
+    Image whole = gather(comm, img.view(), partition, plan.gather);
+    img = Image();
+    if (comm.rank == 0) result.push_back(std::move(whole));
+  }
+  phase(times ? &times->gather : nullptr);
+  if (times) times->total = mark - t0;
+  return result;
+}
+
+}  // namespace tessera

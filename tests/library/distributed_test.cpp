@@ -1,0 +1,153 @@
+// Runs under mpiexec at several P: every grid, every scatter x gather x exchange
+// algorithm, against the sequential result bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "comm.hpp"
+#include "tessera/distributed.hpp"
+#include "tessera/error.hpp"
+#include "tessera/pipeline.hpp"
+#include "tessera/session.hpp"
+
+namespace tessera {
+namespace {
+
+int g_argc = 0;
+char** g_argv = nullptr;
+
+const Session& session() {
+  static Session s(g_argc, g_argv);
+  return s;
+}
+
+Image random_image(int w, int h, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+  Image img(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img.at(x, y) = u(rng);
+  return img;
+}
+
+bool bit_equal(const Image& a, const Image& b) {
+  return a.width() == b.width() && a.height() == b.height() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * std::size_t(a.width()) * std::size_t(a.height())) == 0;
+}
+
+struct Case {
+  int w, h;
+  double sigma;
+};
+const Case kCases[] = {{97, 61, 1.0}, {64, 48, 3.0}, {13, 11, 1.0}, {1, 1, 1.0}};
+
+TEST(Distributed, ScatterGatherRoundTripEveryGridAndAlgorithm) {
+  const auto& s = session();
+  for (const Case& c : {Case{97, 61, 1}, Case{5, 3, 1}, Case{1, 7, 1}}) {
+    const Image img = random_image(c.w, c.h, 11);
+    for (const Grid& g : grids_for(s.size())) {
+      if (g.x > c.w || g.y > c.h) continue;  // a rank would own no pixel
+      Partition part(c.w, c.h, g);
+      for (ScatterAlgorithm sa : kScatterAlgorithms)
+        for (GatherAlgorithm ga : kGatherAlgorithms) {
+          Tile tile = scatter(s.comm(), img, part, Halo{0, 0}, sa);
+          ASSERT_EQ(tile.box(), part.tile(s.rank()));
+          Image back = gather(s.comm(), tile.interior(), part, ga);
+          if (s.is_root())
+            EXPECT_TRUE(bit_equal(back, img)) << c.w << "x" << c.h << " grid " << to_string(g) << " scatter "
+                                              << to_string(sa) << " gather " << to_string(ga);
+          else
+            EXPECT_TRUE(back.empty());
+        }
+    }
+  }
+}
+
+TEST(Distributed, TilesReceiveTheRootsPixels) {
+  // Non-root ranks cannot see the image, so the root scatters an image whose pixel
+  // values encode their coordinates; every rank checks its own tile.
+  const auto& s = session();
+  const int w = 97, h = 61;
+  Image img(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img.at(x, y) = float(y * w + x);
+  for (const Grid& g : grids_for(s.size())) {
+    Partition part(w, h, g);
+    for (ScatterAlgorithm sa : kScatterAlgorithms) {
+      Tile tile = scatter(s.comm(), s.is_root() ? img : Image(), part, Halo{2, 1}, sa);
+      const Box b = tile.box();
+      for (int y = 0; y < b.height; ++y)
+        for (int x = 0; x < b.width; ++x)
+          ASSERT_EQ(tile.interior().at(x, y), float((b.y0 + y) * w + b.x0 + x))
+              << "rank " << s.rank() << " grid " << to_string(g) << " " << to_string(sa);
+    }
+  }
+}
+
+TEST(Distributed, DerivativesBitIdenticalToOneProcess) {
+  const auto& s = session();
+  for (const Case& c : kCases) {
+    GaussianOptions o;
+    o.sigma = c.sigma;
+    const Image img = random_image(c.w, c.h, 5);
+    const Halo halo = halo_for(o);
+    const bool image_ok = infeasibility(Partition(c.w, c.h, Grid{1, 1}), halo).empty();
+    std::vector<Image> reference;
+    if (image_ok && s.is_root()) reference = gaussian_derivatives(img, o);
+    for (const Grid& g : grids_for(s.size())) {
+      const bool feasible = g.x <= c.w && g.y <= c.h && infeasibility(Partition(c.w, c.h, g), halo).empty();
+      for (ScatterAlgorithm sa : kScatterAlgorithms)
+        for (GatherAlgorithm ga : kGatherAlgorithms)
+          for (ExchangeAlgorithm ea : kExchangeAlgorithms) {
+            Plan plan{g, sa, ga, ea};
+            if (!feasible) {
+              // Infeasible plans are refused on every rank, with the reason, and nothing hangs.
+              EXPECT_THROW(gaussian_derivatives(s, img, o, plan), InfeasiblePlan) << describe(plan);
+              continue;
+            }
+            auto out = gaussian_derivatives(s, img, o, plan);
+            if (!s.is_root()) {
+              EXPECT_TRUE(out.empty());
+              continue;
+            }
+            ASSERT_EQ(out.size(), reference.size());
+            for (std::size_t i = 0; i < out.size(); ++i)
+              EXPECT_TRUE(bit_equal(out[i], reference[i]))
+                  << c.w << "x" << c.h << " sigma " << c.sigma << " " << describe(plan) << " "
+                  << to_string(o.derivatives[i]);
+          }
+    }
+  }
+}
+
+TEST(Distributed, FewerRanksThanLaunchedIdle) {
+  const auto& s = session();
+  GaussianOptions o;
+  const Image img = random_image(40, 30, 3);
+  auto reference = s.is_root() ? gaussian_derivatives(img, o) : std::vector<Image>{};
+  // With one rank launched, "fewer" is that one rank.
+  const int used = std::max(1, s.size() - 1);
+  auto out = gaussian_derivatives(s, img, o, Plan{Grid{1, used}});
+  if (s.is_root()) {
+    ASSERT_EQ(out.size(), reference.size());
+    for (std::size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(bit_equal(out[i], reference[i]));
+  }
+  EXPECT_THROW(gaussian_derivatives(s, img, o, Plan{Grid{1, s.size() + 1}}), InfeasiblePlan);
+}
+
+TEST(Distributed, AgreeStopsEveryRankWithTheFirstMessage) {
+  const auto& s = session();
+  try {
+    s.agree([&] {
+      if (s.rank() == s.size() - 1) throw InvalidArgument("rank-local problem");
+    });
+    FAIL() << "agree did not throw";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "rank-local problem");
+  }
+  EXPECT_NO_THROW(s.agree([] {}));
+}
+
+}  // namespace
+}  // namespace tessera
