@@ -7,10 +7,12 @@
 namespace tessera::perfdb::detail {
 namespace {
 
-// Version 1: machines, runs and the measurement tables.
+// Version 1: machines, runs and the measurement tables. Ids are AUTOINCREMENT so a
+// deleted run or machine id is never handed out again (a stale `--run ID` must not hit
+// a different run).
 constexpr const char* kV1 = R"sql(
 CREATE TABLE machines (
-  id             INTEGER PRIMARY KEY,
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
   name           TEXT NOT NULL UNIQUE,
   hostname       TEXT NOT NULL DEFAULT '',
   cpu_model      TEXT NOT NULL DEFAULT '',
@@ -23,7 +25,7 @@ CREATE TABLE machines (
   source         TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE runs (
-  id           INTEGER PRIMARY KEY,
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
   machine_id   INTEGER NOT NULL REFERENCES machines(id) ON DELETE CASCADE,
   tool         TEXT NOT NULL,
   tool_version TEXT NOT NULL DEFAULT '',

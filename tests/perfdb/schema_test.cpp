@@ -1,0 +1,177 @@
+// Schema version, WAL, migration from older versions, and refusal of files that are not
+// (sound) tessera databases — refused files must stay byte-for-byte unchanged.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "schema.hpp"
+#include "sqlite.hpp"
+#include "tessera/error.hpp"
+#include "tessera/perfdb/store.hpp"
+#include "test_util.hpp"
+
+namespace tessera::perfdb {
+namespace {
+
+using test::TempDir;
+
+std::int64_t pragma(const std::filesystem::path& p, const char* sql) {
+  detail::Db db(p.string(), SQLITE_OPEN_READONLY);
+  return db.query_int(sql);
+}
+
+std::string journal_mode(const std::filesystem::path& p) {
+  detail::Db db(p.string(), SQLITE_OPEN_READONLY);
+  detail::Stmt s(db, "PRAGMA journal_mode");
+  return s.step() ? s.col_text(0) : "";
+}
+
+// A valid, checkpointed database with one complete run.
+std::filesystem::path make_good_db(const TempDir& dir) {
+  const auto path = dir / "good.sqlite";
+  Store s(path);
+  Machine m;
+  m.name = "box";
+  const Id id = s.find_or_create_machine(m).id;
+  const Id run = s.begin_run(id, "tessera-bench", "0.1.0", "{}");
+  s.add_p3pc(run, test::sample_run_data().p3pc);
+  s.finish_run(run);
+  return path;
+}
+
+// Opening must throw IoError whose message mentions `words`, and leave the bytes alone.
+void expect_refused_unchanged(const std::filesystem::path& path, const std::string& words,
+                              Store::Mode mode = Store::Mode::read_write) {
+  const std::string before = test::read_bytes(path);
+  try {
+    Store s(path, mode);
+    ADD_FAILURE() << "opened " << path;
+  } catch (const IoError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(words), std::string::npos) << msg;
+    EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+  }
+  EXPECT_EQ(test::read_bytes(path), before) << "refused file was modified";
+}
+
+TEST(PerfdbSchema, NewDatabaseHasCurrentVersionApplicationIdAndWal) {
+  TempDir dir;
+  const auto path = dir / "db.sqlite";
+  { Store s(path); }
+  EXPECT_EQ(pragma(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(pragma(path, "PRAGMA application_id"), detail::kApplicationId);
+  EXPECT_EQ(journal_mode(path), "wal");
+  // Reopening an up-to-date database changes nothing.
+  const std::string before = test::read_bytes(path);
+  { Store s(path, Store::Mode::read_only); }
+  EXPECT_EQ(test::read_bytes(path), before);
+}
+
+TEST(PerfdbSchema, ReadOnlyOpenOfMissingFileDoesNotCreateIt) {
+  TempDir dir;
+  EXPECT_THROW(Store(dir / "none.sqlite", Store::Mode::read_only), IoError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "none.sqlite"));
+}
+
+TEST(PerfdbSchema, EmptyFileBecomesADatabase) {
+  TempDir dir;
+  const auto path = dir / "empty.sqlite";
+  test::write_bytes(path, "");
+  { Store s(path); }
+  EXPECT_EQ(pragma(path, "PRAGMA user_version"), kSchemaVersion);
+}
+
+TEST(PerfdbSchema, MigratesVersion1KeepingData) {
+  TempDir dir;
+  const auto path = dir / "v1.sqlite";
+  {
+    detail::Db db(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec("BEGIN");
+    detail::migrate(db, 1);
+    db.exec("INSERT INTO machines (name) VALUES ('old')");
+    db.exec("INSERT INTO runs (machine_id, tool, started_at, ended_at, status) "
+            "VALUES (1, 'tessera-bench', '2025-01-01T00:00:00Z', '2025-01-01T00:01:00Z', "
+            "'complete')");
+    db.exec("INSERT INTO p3pc (run_id, level, path, layout, bytes, blocks, block_stride_bytes, "
+            "median_us) VALUES (1, 'inter', 'send', 'cc', 4096, 1, 0, 12.5)");
+    db.exec("COMMIT");
+  }
+  ASSERT_EQ(pragma(path, "PRAGMA user_version"), 1);
+  // Read-only users are told to migrate rather than migrating behind their back.
+  expect_refused_unchanged(path, "schema version 1", Store::Mode::read_only);
+  {
+    Store s(path);
+    const auto run = s.latest_complete_run("old");
+    ASSERT_TRUE(run);
+    const RunData d = s.load_run(run->id);
+    ASSERT_EQ(d.p3pc.size(), 1u);
+    EXPECT_EQ(d.p3pc[0].median_us, 12.5);
+    EXPECT_FALSE(d.p3pc[0].q1_us);
+    // Version-2 features work on the migrated file.
+    const Id r = s.begin_run(run->machine_id, "tessera-validate", "0.1.0", "{}");
+    s.add_validation(r, test::sample_run_data().validation);
+    s.finish_run(r);
+  }
+  EXPECT_EQ(pragma(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(journal_mode(path), "wal");
+}
+
+TEST(PerfdbSchema, RefusesNewerSchema) {
+  TempDir dir;
+  const auto path = make_good_db(dir);
+  {
+    detail::Db db(path.string(), SQLITE_OPEN_READWRITE);
+    db.exec("PRAGMA user_version = 99");
+  }
+  expect_refused_unchanged(path, "newer");
+}
+
+TEST(PerfdbCorrupt, NotSqliteRefused) {
+  TempDir dir;
+  const auto path = dir / "text.sqlite";
+  test::write_bytes(path, "path,layout,floats,time_us\nsend,cc,0,1.0\n");
+  expect_refused_unchanged(path, "not an SQLite file");
+  test::write_bytes(path, std::string(4096, 'x'));
+  expect_refused_unchanged(path, "not an SQLite file");
+}
+
+TEST(PerfdbCorrupt, TruncatedRefused) {
+  TempDir dir;
+  const auto good = make_good_db(dir);
+  const std::string bytes = test::read_bytes(good);
+  ASSERT_GT(bytes.size(), 8192u);
+  const auto path = dir / "truncated.sqlite";
+  test::write_bytes(path, bytes.substr(0, 3000));  // mid-page
+  expect_refused_unchanged(path, "truncated");
+  test::write_bytes(path, bytes.substr(0, 4096));  // whole pages, but fewer than the header says
+  expect_refused_unchanged(path, "truncated");
+}
+
+TEST(PerfdbCorrupt, GarbledPagesRefused) {
+  TempDir dir;
+  const auto good = make_good_db(dir);
+  std::string bytes = test::read_bytes(good);
+  // Overwrite everything after the first page (schema root) with noise.
+  for (std::size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + 3);
+  const auto path = dir / "garbled.sqlite";
+  test::write_bytes(path, bytes);
+  expect_refused_unchanged(path, "corrupt");
+}
+
+TEST(PerfdbCorrupt, ForeignSqliteRefused) {
+  TempDir dir;
+  const auto path = dir / "foreign.sqlite";
+  {
+    detail::Db db(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)");
+  }
+  expect_refused_unchanged(path, "another application");
+  {
+    detail::Db db(path.string(), SQLITE_OPEN_READWRITE);
+    db.exec("PRAGMA application_id = 1234");
+  }
+  expect_refused_unchanged(path, "another application");
+}
+
+}  // namespace
+}  // namespace tessera::perfdb
