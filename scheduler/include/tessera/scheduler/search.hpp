@@ -1,0 +1,79 @@
+#pragma once
+// The decomposition search: every P, every grid X*Y = P, every scatter / gather /
+// exchange algorithm, priced with one model; plus the plan JSON and table. Pure.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tessera/gaussian.hpp"
+#include "tessera/plan.hpp"
+#include "tessera/scheduler/algorithms.hpp"
+#include "tessera/scheduler/machine.hpp"
+#include "tessera/scheduler/model.hpp"
+
+namespace tessera::scheduler {
+
+/// Predicted time of one run, µs, per phase (each phase already multiplied by how often
+/// the pipeline runs it: scatters, exchanges, gathers).
+struct PhaseTimes {
+  double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;
+};
+
+/// One priced plan.
+struct Candidate {
+  Plan plan;
+  PhaseTimes predicted;
+};
+
+/// A grid the search excluded, and why (from tessera::infeasibility).
+struct Excluded {
+  int procs = 0;
+  Grid grid;
+  std::string reason;
+};
+
+/// What to search.
+struct SearchRequest {
+  PipelineDescription pipeline;  ///< from describe_pipeline(): image size, halo, passes...
+  int min_procs = 1;             ///< first P tried (>= 1)
+  int max_procs = 1;             ///< last P tried (>= min_procs); min == max: exactly P
+  ModelKind model = ModelKind::p3pc;
+  /// Simulate every phase when the number of ranks over all grids searched is at most
+  /// this (real tiles and placement); price the rest with the fast forms.
+  std::size_t simulate_rank_budget = 50000;
+  /// Keep and sort every candidate (for the ranking); off keeps only the best per grid.
+  bool keep_all = true;
+};
+
+struct SearchResult {
+  ModelKind model = ModelKind::p3pc;
+  Pricing pricing = Pricing::fast;
+  bool compute_priced = false;
+  std::vector<Candidate> ranking;  ///< best first; ties broken by P, then X, then algorithm order
+  std::vector<Excluded> excluded;
+  /// Best candidate. Throws InfeasiblePlan if every grid was excluded.
+  const Candidate& chosen() const;
+};
+
+/// Runs the search over `machine`. Deterministic. Throws InvalidArgument for a bad
+/// request (procs < 1, min > max), InvalidArgument if the model lacks parameters.
+/// Compute is priced from machine.compute; when empty it is 0 (compute_priced = false).
+SearchResult search(const SearchRequest& request, const MachineParams& machine);
+
+/// Total order of candidates used for the ranking: total time, then fewer ranks, then
+/// smaller X, then scatter, gather, exchange in their enum order.
+bool better(const Candidate& a, const Candidate& b);
+
+/// SPEC's plan JSON: {"chosen": c, "candidates": [c...]}, c = {"procs", "grid",
+/// "scatter", "gather", "exchange", "model", "predicted_us": {"scatter", "exchange",
+/// "compute", "gather", "total"}}, plus "excluded", "pricing", "compute_priced".
+/// `limit` caps the candidates listed (0 = all).
+nlohmann::json to_json(const SearchResult& result, std::size_t limit = 0);
+nlohmann::json to_json(const Candidate& candidate, ModelKind model);
+
+/// A readable table of the first `limit` candidates (0 = all) with the phase breakdown.
+std::string format_table(const SearchResult& result, std::size_t limit = 20);
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,470 @@
+#include "tessera/scheduler/algorithms.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tessera/error.hpp"
+
+namespace tessera::scheduler {
+
+std::string_view to_string(Pricing pricing) { return pricing == Pricing::simulate ? "simulate" : "fast"; }
+
+namespace detail {
+
+int lowbit(int r) { return r & -r; }
+int top_of(int procs) {
+  int top = 1;
+  while (top < procs) top <<= 1;
+  return top;
+}
+
+// Tile geometry of SPEC's even split without materialising P boxes.
+struct Geometry {
+  int W, H, X, Y, wq, wr, hq, hr, P;
+  explicit Geometry(const Partition& p)
+      : W(p.width()), H(p.height()), X(p.grid().x), Y(p.grid().y), wq(W / X), wr(W % X), hq(H / Y), hr(H % Y),
+        P(X * Y) {}
+  int width(int col) const { return wq + (col < wr); }
+  int height(int row) const { return hq + (row < hr); }
+  // Pixels of ranks [0, r).
+  double area_before(int r) const {
+    const int full = r / X, pc = r % X;
+    double a = (double(full) * hq + std::min(full, hr)) * W;
+    if (pc > 0 && full < Y) a += double(height(full)) * (double(pc) * wq + std::min(pc, wr));
+    return a;
+  }
+  double bytes(int a, int b) const { return 4.0 * (area_before(b) - area_before(a)); }
+  int max_width() const { return wq + (wr > 0); }
+  int max_height() const { return hq + (hr > 0); }
+};
+
+// The ranks whose tile is one of the (at most) four shapes form a rectangle of the grid.
+struct Rect {
+  int r0, r1, c0, c1;
+  bool empty() const { return r0 >= r1 || c0 >= c1; }
+};
+Rect class_rect(const Geometry& g, int cw, int ch) {
+  return {ch ? 0 : g.hr, ch ? g.hr : g.Y, cw ? 0 : g.wr, cw ? g.wr : g.X};
+}
+long long count_before(const Geometry& g, const Rect& c, int n) {
+  if (c.empty()) return 0;
+  const int full = n / g.X, pc = n % g.X;
+  long long k = (long long)std::max(0, std::min(full, c.r1) - c.r0) * (c.c1 - c.c0);
+  if (full >= c.r0 && full < c.r1) k += std::max(0, std::min(pc, c.c1) - c.c0);
+  return k;
+}
+long long count_in(const Geometry& g, const Rect& c, int a, int b) {
+  return b <= a ? 0 : count_before(g, c, b) - count_before(g, c, a);
+}
+// Last rank of the rectangle in [a, b), or -1.
+int last_in(const Geometry& g, const Rect& c, int a, int b) {
+  if (c.empty() || b <= a) return -1;
+  const int rb = (b - 1) / g.X, cb = (b - 1) % g.X;
+  int r = -1;
+  if (rb >= c.r1) r = (c.r1 - 1) * g.X + c.c1 - 1;
+  else if (rb >= c.r0) {
+    if (cb >= c.c0) r = rb * g.X + std::min(cb, c.c1 - 1);
+    else if (rb - 1 >= c.r0) r = (rb - 1) * g.X + c.c1 - 1;
+  }
+  return r >= a ? r : -1;
+}
+// First rank of the rectangle in [a, b), or -1.
+int first_in(const Geometry& g, const Rect& c, int a, int b) {
+  if (c.empty() || b <= a) return -1;
+  const int ra = a / g.X, ca = a % g.X;
+  int r = -1;
+  if (ra < c.r0) r = c.r0 * g.X + c.c0;
+  else if (ra < c.r1) {
+    if (ca <= c.c0) r = ra * g.X + c.c0;
+    else if (ca < c.c1) r = a;
+    else if (ra + 1 < c.r1) r = (ra + 1) * g.X + c.c0;
+  }
+  return (r >= 0 && r < b) ? r : -1;
+}
+
+struct Segment {
+  int a, b;
+  Level level;
+};
+// Ranks 1..P-1 split by their level to rank 0 under block placement.
+std::vector<Segment> segments_from_root(const Placement& pl, int P) {
+  const int rpn = pl.ranks_per_node;
+  if (rpn <= 0 || rpn >= P) return {{1, P, Level::intra}};
+  return {{1, rpn, Level::intra}, {rpn, P, Level::inter}};
+}
+
+double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
+  const Layout lay = g.X == 1 ? Layout::cc : Layout::nc;
+  const auto segs = segments_from_root(pl, g.P);
+  struct Cls { Rect rect; double S, F, R; int seg; };
+  std::vector<Cls> cls;
+  for (std::size_t s = 0; s < segs.size(); ++s)
+    for (int cw = 0; cw < 2; ++cw)
+      for (int ch = 0; ch < 2; ++ch) {
+        const Rect rc = class_rect(g, cw, ch);
+        if (rc.empty()) continue;
+        const double b = 4.0 * double(g.wq + cw) * double(g.hq + ch);
+        cls.push_back({rc, m.send(lay, b, segs[s].level), m.full(lay, b, segs[s].level), m.recv(lay, b, segs[s].level), int(s)});
+      }
+  auto sends_before = [&](int n) {  // root's send time spent on ranks [1, n)
+    double t = 0;
+    for (const auto& c : cls) {
+      const auto& sg = segs[std::size_t(c.seg)];
+      t += double(count_in(g, c.rect, sg.a, std::min(sg.b, n))) * c.S;
+    }
+    return t;
+  };
+  double worst = sends_before(g.P);
+  for (const auto& c : cls) {
+    const auto& sg = segs[std::size_t(c.seg)];
+    const int r = last_in(g, c.rect, sg.a, sg.b);
+    if (r < 0) continue;
+    worst = std::max(worst, std::max(c.R, sends_before(r) + c.F));
+  }
+  return worst;
+}
+
+double oft_gather_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
+  const Layout lay = g.X == 1 ? Layout::cc : Layout::cn;
+  const auto segs = segments_from_root(pl, g.P);
+  struct Cls { Rect rect; double S, F, R; int seg; };
+  std::vector<Cls> cls;
+  for (std::size_t s = 0; s < segs.size(); ++s)
+    for (int cw = 0; cw < 2; ++cw)
+      for (int ch = 0; ch < 2; ++ch) {
+        const Rect rc = class_rect(g, cw, ch);
+        if (rc.empty()) continue;
+        const double b = 4.0 * double(g.wq + cw) * double(g.hq + ch);
+        Message msg{Path::full, lay, b, segs[s].level, std::max(1, g.P - 1), g.P};
+        const double F = m.time_us(msg);
+        cls.push_back({rc, m.send(lay, b, segs[s].level), F, m.recv(lay, b, segs[s].level), int(s)});
+      }
+  auto recvs_after = [&](int n) {  // root's receive time spent on ranks [n, P)
+    double t = 0;
+    for (const auto& c : cls) {
+      const auto& sg = segs[std::size_t(c.seg)];
+      t += double(count_in(g, c.rect, std::max(sg.a, n), sg.b)) * c.R;
+    }
+    return t;
+  };
+  double worst = recvs_after(1);
+  for (const auto& c : cls) {
+    const auto& sg = segs[std::size_t(c.seg)];
+    const int r = first_in(g, c.rect, sg.a, sg.b);
+    if (r < 0) continue;
+    worst = std::max({worst, c.F + recvs_after(r + 1), c.S});
+  }
+  return worst;
+}
+
+// Binomial trees with one level for every pair and `per_rank` bytes per rank in a
+// subtree (or `fixed` bytes per message for the broadcast): complete subtrees of equal
+// size cost the same, so only the chain of subtrees cut by P is recursed into.
+struct TreeFast {
+  const CostModel& m;
+  Level level;
+  double per_rank;
+  double fixed;        // > 0: every message carries this many bytes (broadcast)
+  Layout root_layout;
+  int P;
+  std::vector<double> memo;  // by log2 of the subtree size; < 0 = unknown
+
+  double bytes(int ranks) const { return fixed > 0 ? fixed : per_rank * ranks; }
+
+  // Scatter: latest completion in the subtree below a node (relative to its receive).
+  double scatter_complete(int size) {
+    int lg = 0;
+    while ((1 << lg) < size) ++lg;
+    if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
+    double s = 0, worst = 0;
+    for (int k = size / 2; k >= 1; k /= 2) {
+      const double b = bytes(k);
+      worst = std::max(worst, s + m.full(Layout::cc, b, level) + scatter_complete(k));
+      s += m.send(Layout::cc, b, level);
+    }
+    return memo[std::size_t(lg)] = std::max(worst, s);
+  }
+  double scatter_node(int c, int lb) {
+    double s = 0, worst = 0;
+    const Layout lay = c == 0 ? root_layout : Layout::cc;
+    for (int k = lb / 2; k >= 1; k /= 2) {
+      const int child = c + k;
+      if (child >= P) continue;
+      const int size = std::min(k, P - child);
+      const double b = bytes(size);
+      const double below = size == k ? scatter_complete(k) : scatter_node(child, k);
+      worst = std::max(worst, s + std::max(m.recv(lay, b, level), m.full(lay, b, level)) + below);
+      s += m.send(lay, b, level);
+    }
+    return std::max(worst, s);
+  }
+
+  // Gather: time a node is ready to send to its parent (all children received).
+  double gather_complete(int size) {
+    int lg = 0;
+    while ((1 << lg) < size) ++lg;
+    if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
+    double clock = 0;
+    for (int k = 1; k < size; k *= 2) {
+      const double b = bytes(k);
+      const int conc = std::max(1, P / (2 * k));
+      Message msg{Path::full, Layout::cc, b, level, conc, P};
+      clock = std::max(clock + m.recv(Layout::cc, b, level), gather_complete(k) + m.time_us(msg));
+    }
+    return memo[std::size_t(lg)] = clock;
+  }
+  double gather_node(int c, int lb) {
+    double clock = 0;
+    const Layout lay = c == 0 ? root_layout : Layout::cc;
+    for (int k = 1; k < lb; k *= 2) {
+      const int child = c + k;
+      if (child >= P) break;
+      const int size = std::min(k, P - child);
+      const double b = bytes(size);
+      const double ready = size == k ? gather_complete(k) : gather_node(child, k);
+      Message msg{Path::full, lay, b, level, std::max(1, P / (2 * k)), P};
+      clock = std::max(clock + m.recv(lay, b, level), ready + m.time_us(msg));
+    }
+    return clock;
+  }
+};
+
+bool uniform_level(const Placement& pl, int P, Level* level) {
+  const int rpn = pl.ranks_per_node;
+  if (rpn <= 0 || rpn >= P) { *level = Level::intra; return true; }
+  if (rpn == 1) { *level = Level::inter; return true; }
+  return false;
+}
+
+double exchange_fast(const CostModel& m, const Geometry& g, Halo halo, const Placement& pl, ExchangeAlgorithm alg) {
+  const int rpn = pl.ranks_per_node;
+  const bool one_node = rpn <= 0 || rpn >= g.P;
+  const Level lx = one_node ? Level::intra : (rpn == 1 || rpn % g.X != 0) ? Level::inter : Level::intra;
+  const Level ly = one_node ? Level::intra : Level::inter;
+  auto axis = [&](int ranks, double bytes, Layout lay, Level lv) {
+    if (ranks < 2 || bytes <= 0) return 0.0;
+    Message msg{Path::full, lay, bytes, lv, g.P, g.P};
+    const double F = m.time_us(msg), S = m.send(lay, bytes, lv), R = m.recv(lay, bytes, lv);
+    if (alg == ExchangeAlgorithm::four_step) return 2 * std::max(F, S + R);
+    const int n = std::min(ranks - 1, 2);
+    return std::max({n * S, (n - 1) * S + F, R});
+  };
+  const double xb = 4.0 * halo.x * g.max_height();
+  const double yb = 4.0 * double(g.max_width() + 2 * halo.x) * halo.y;
+  return axis(g.X, xb, Layout::nn, lx) + axis(g.Y, yb, Layout::cc, ly);
+}
+
+}  // namespace detail
+
+double tile_bytes(const Partition& partition, int rank) { return 4.0 * double(partition.tile(rank).area()); }
+
+Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition) {
+  const detail::Geometry g(partition);
+  const int P = g.P;
+  Schedule s(P);
+  const Layout root_layout = g.X == 1 ? Layout::cc : Layout::nc;
+  switch (algorithm) {
+    case ScatterAlgorithm::oft:
+      for (int r = 1; r < P; ++r) {
+        s.send(0, r, g.bytes(r, r + 1), root_layout);
+        s.recv(r, 0);
+      }
+      return s;
+    case ScatterAlgorithm::sbt:
+    case ScatterAlgorithm::bcast: {
+      const bool bcast = algorithm == ScatterAlgorithm::bcast;
+      const double image = 4.0 * double(g.W) * double(g.H);
+      for (int r = 0; r < P; ++r) {
+        const int lb = r == 0 ? detail::top_of(P) : detail::lowbit(r);
+        if (r > 0) s.recv(r, r - lb);
+        for (int k = lb / 2; k >= 1; k /= 2) {
+          const int child = r + k;
+          if (child >= P) continue;
+          const double b = bcast ? image : g.bytes(child, std::min(child + k, P));
+          s.send(r, child, b, (r == 0 && !bcast) ? root_layout : Layout::cc);
+        }
+      }
+      return s;
+    }
+    case ScatterAlgorithm::mpi: break;
+  }
+  throw InvalidArgument("scatter 'mpi' has no schedule of ours; it is priced as the fastest of oft and sbt");
+}
+
+Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition) {
+  const detail::Geometry g(partition);
+  const int P = g.P;
+  Schedule s(P);
+  const Layout root_layout = g.X == 1 ? Layout::cc : Layout::cn;
+  switch (algorithm) {
+    case GatherAlgorithm::oft:
+      for (int r = 1; r < P; ++r) {
+        s.send(r, 0, g.bytes(r, r + 1), root_layout, std::max(1, P - 1));
+        s.recv(0, r);
+      }
+      return s;
+    case GatherAlgorithm::sbt:
+      for (int r = 0; r < P; ++r) {
+        const int lb = r == 0 ? detail::top_of(P) : detail::lowbit(r);
+        for (int k = 1; k < lb; k *= 2)
+          if (r + k < P) s.recv(r, r + k);
+        if (r > 0) {
+          const int parent = r - lb;
+          s.send(r, parent, g.bytes(r, std::min(r + lb, P)), parent == 0 ? root_layout : Layout::cc,
+                 std::max(1, P / (2 * lb)));
+        }
+      }
+      return s;
+    case GatherAlgorithm::mpi: break;
+  }
+  throw InvalidArgument("gather 'mpi' has no schedule of ours; it is priced as the fastest of oft and sbt");
+}
+
+Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo) {
+  const detail::Geometry g(partition);
+  const int P = g.P;
+  Schedule s(P);
+  for (int r = 0; r < P; ++r) {
+    const int cx = r % g.X, ry = r / g.X;
+    const double xb = 4.0 * halo.x * g.height(ry);
+    const double yb = 4.0 * double(g.width(cx) + 2 * halo.x) * halo.y;
+    const bool left = cx > 0 && halo.x > 0, right = cx + 1 < g.X && halo.x > 0;
+    const bool up = ry > 0 && halo.y > 0, down = ry + 1 < g.Y && halo.y > 0;
+    if (algorithm == ExchangeAlgorithm::four_step) {
+      if (right) s.send(r, r + 1, xb, Layout::nn, P);
+      if (left) s.recv(r, r - 1);
+      if (left) s.send(r, r - 1, xb, Layout::nn, P);
+      if (right) s.recv(r, r + 1);
+      if (down) s.send(r, r + g.X, yb, Layout::cc, P);
+      if (up) s.recv(r, r - g.X);
+      if (up) s.send(r, r - g.X, yb, Layout::cc, P);
+      if (down) s.recv(r, r + g.X);
+    } else {
+      if (left || right) {
+        if (left) s.recv(r, r - 1, false);
+        if (right) s.recv(r, r + 1, false);
+        if (right) s.send(r, r + 1, xb, Layout::nn, P, false);
+        if (left) s.send(r, r - 1, xb, Layout::nn, P, false);
+        s.wait_all(r);
+      }
+      if (up || down) {
+        if (up) s.recv(r, r - g.X, false);
+        if (down) s.recv(r, r + g.X, false);
+        if (down) s.send(r, r + g.X, yb, Layout::cc, P, false);
+        if (up) s.send(r, r - g.X, yb, Layout::cc, P, false);
+        s.wait_all(r);
+      }
+    }
+  }
+  return s;
+}
+
+CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
+                              const Placement& placement, Pricing pricing) {
+  CommCosts c;
+  const detail::Geometry g(partition);
+  auto sim = [&](const Schedule& s) { return simulate(s, model, placement).makespan_us; };
+  if (g.P == 1) return c;  // nothing to send: every phase is free
+  Level level{};
+  const bool fast_trees = pricing == Pricing::fast && detail::uniform_level(placement, g.P, &level);
+  if (pricing == Pricing::simulate) {
+    c.scatter[int(ScatterAlgorithm::oft)] = sim(scatter_schedule(ScatterAlgorithm::oft, partition));
+    c.gather[int(GatherAlgorithm::oft)] = sim(gather_schedule(GatherAlgorithm::oft, partition));
+    for (ExchangeAlgorithm e : kExchangeAlgorithms) c.exchange[int(e)] = sim(exchange_schedule(e, partition, halo));
+  } else {
+    c.scatter[int(ScatterAlgorithm::oft)] = detail::oft_scatter_fast(model, g, placement);
+    c.gather[int(GatherAlgorithm::oft)] = detail::oft_gather_fast(model, g, placement);
+    for (ExchangeAlgorithm e : kExchangeAlgorithms) c.exchange[int(e)] = detail::exchange_fast(model, g, halo, placement, e);
+  }
+  if (fast_trees) {
+    const double per_rank = 4.0 * double(g.max_width()) * double(g.max_height());
+    const int levels = 2 + int(std::log2(double(detail::top_of(g.P))));
+    const Layout sl = g.X == 1 ? Layout::cc : Layout::nc, gl = g.X == 1 ? Layout::cc : Layout::cn;
+    detail::TreeFast ts{model, level, per_rank, 0, sl, g.P, std::vector<double>(std::size_t(levels), -1)};
+    c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, detail::top_of(g.P));
+    detail::TreeFast tb{model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P,
+                        std::vector<double>(std::size_t(levels), -1)};
+    c.scatter[int(ScatterAlgorithm::bcast)] = tb.scatter_node(0, detail::top_of(g.P));
+    detail::TreeFast tg{model, level, per_rank, 0, gl, g.P, std::vector<double>(std::size_t(levels), -1)};
+    c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, detail::top_of(g.P));
+  } else {
+    c.scatter[int(ScatterAlgorithm::sbt)] = sim(scatter_schedule(ScatterAlgorithm::sbt, partition));
+    c.scatter[int(ScatterAlgorithm::bcast)] = sim(scatter_schedule(ScatterAlgorithm::bcast, partition));
+    c.gather[int(GatherAlgorithm::sbt)] = sim(gather_schedule(GatherAlgorithm::sbt, partition));
+  }
+  c.scatter[int(ScatterAlgorithm::mpi)] =
+      std::min(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]);
+  c.gather[int(GatherAlgorithm::mpi)] = std::min(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]);
+  return c;
+}
+
+double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline) {
+  const detail::Geometry g(partition);
+  double worst = 0;
+  for (int cw = 0; cw <= (g.wr > 0); ++cw)
+    for (int ch = 0; ch <= (g.hr > 0); ++ch) {
+      const int w = g.wq + cw, h = g.hq + ch;
+      if (w < 1 || h < 1) continue;
+      double t = 0;
+      for (const auto& pass : pipeline.passes)
+        t += double(pass_pixels(pass, w, h, pipeline.halo)) *
+             table.ns_per_pixel(pass.axis == Axis::x ? 0 : 1, pass.taps, w, h) / 1000.0;
+      worst = std::max(worst, t);
+    }
+  return worst * pipeline.exchanges;
+}
+
+namespace {
+int log2_exact(int v, const char* what) {
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  if ((1 << l) != v) throw InvalidArgument(std::string(what) + " must be a power of two for the Fig. 6 closed form");
+  return l;
+}
+}  // namespace
+
+double fig6_oft_scatter(const CostModel& m, int imw, int imh, Grid grid, Level lv) {
+  const int P = grid.procs();
+  if (P < 2) return 0;
+  const Layout M = grid.x == 1 ? Layout::cc : Layout::nc;
+  const double b = 4.0 * double(imw) * double(imh) / P;
+  return std::max((P - 1) * m.send(M, b, lv), (P - 2) * m.send(M, b, lv) + m.full(M, b, lv));
+}
+
+double fig6_oft_gather(const CostModel& m, int imw, int imh, Grid grid, Level lv) {
+  const int P = grid.procs();
+  if (P < 2) return 0;
+  const Layout M = grid.x == 1 ? Layout::cc : Layout::cn;
+  const double b = 4.0 * double(imw) * double(imh) / P;
+  return std::max((P - 1) * m.recv(M, b, lv), (P - 2) * m.recv(M, b, lv) + m.full(M, b, lv));
+}
+
+namespace {
+double fig6_sbt(const CostModel& m, int imw, int imh, Grid grid, Level lv, bool gather) {
+  const int logP = log2_exact(grid.procs(), "P"), logX = log2_exact(grid.x, "X");
+  const Layout nonc = gather ? Layout::cn : Layout::nc;
+  double t1 = 0, t2 = 0;
+  for (int i = 1; i <= logP; ++i) {
+    const Layout M = i <= logP - logX ? Layout::cc : nonc;
+    const double b = 4.0 * double(imw) * double(imh) / double(1LL << i);  // SPEC erratum: /2^i
+    t1 += gather ? m.recv(M, b, lv) : m.send(M, b, lv);
+    t2 += m.full(M, b, lv);
+  }
+  return std::max(t1, t2);
+}
+}  // namespace
+
+double fig6_sbt_scatter(const CostModel& m, int imw, int imh, Grid grid, Level lv) {
+  return fig6_sbt(m, imw, imh, grid, lv, false);
+}
+double fig6_sbt_gather(const CostModel& m, int imw, int imh, Grid grid, Level lv) {
+  return fig6_sbt(m, imw, imh, grid, lv, true);
+}
+
+double fig6_border_exchange(const CostModel& m, int tile_w, int tile_h, Halo halo, Level lv) {
+  return 2 * m.full(Layout::nn, 4.0 * halo.x * tile_h, lv) +
+         2 * m.full(Layout::cc, 4.0 * double(tile_w + 2 * halo.x) * halo.y, lv);
+}
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,187 @@
+// The decomposition search: objective, exclusions, determinism and the plan JSON.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/error.hpp"
+#include "tessera/scheduler/search.hpp"
+
+using namespace tessera;
+using namespace tessera::scheduler;
+
+namespace {
+
+P3pcTable constant_table(double us) {
+  P3pcTable t;
+  for (Path p : kPaths)
+    for (Layout l : kLayouts) t.curve(p, l) = PiecewiseLinear({{0, us}, {1e6, us}});
+  return t;
+}
+
+P3pcTable das_like_table() {
+  // Table 1 of the P-3PC paper, rows send/recv/full x cc/cn/nc/nn at 0, 1K, 50K floats.
+  const double v[12][3] = {{5.98, 61.72, 4355.45},  {8.04, 60.74, 4363.35},  {7.93, 248.88, 5722.00},
+                           {8.29, 133.88, 5582.23}, {14.86, 58.08, 5754.93}, {14.89, 127.30, 9527.59},
+                           {14.43, 46.56, 5517.28}, {14.82, 125.05, 9340.63}, {23.61, 131.39, 4506.32},
+                           {25.54, 214.10, 8665.39}, {27.05, 206.94, 6696.30}, {24.47, 287.89, 11746.29}};
+  P3pcTable t;
+  for (int i = 0; i < 12; ++i)
+    t.curves[std::size_t(i)] = PiecewiseLinear({{0, v[i][0]}, {4096, v[i][1]}, {204800, v[i][2]}});
+  return t;
+}
+
+MachineParams machine(P3pcTable t, bool with_compute) {
+  MachineParams m;
+  m.name = "search";
+  m.p3pc[int(Level::inter)] = std::move(t);
+  m.placement.ranks_per_node = 1;
+  if (with_compute) m.compute = ComputeTable({{0, 7, 64, 64, 2.0}, {1, 7, 64, 64, 3.0}, {0, 39, 64, 64, 9.0}, {1, 39, 64, 64, 11.0}});
+  return m;
+}
+
+SearchRequest request(int w, int h, double sigma, int min_p, int max_p, ModelKind model = ModelKind::p3pc) {
+  GaussianOptions o;
+  o.sigma = sigma;
+  SearchRequest r;
+  r.pipeline = describe_pipeline(w, h, o);
+  r.min_procs = min_p;
+  r.max_procs = max_p;
+  r.model = model;
+  return r;
+}
+
+}  // namespace
+
+TEST(Search, FreeCommunicationChoosesTheLargestP) {
+  const auto m = machine(constant_table(0), true);
+  for (int max_p : {1, 2, 3, 4, 6, 7, 12, 16, 64}) {
+    const auto r = search(request(512, 512, 1, 1, max_p), m);
+    EXPECT_EQ(r.chosen().plan.procs(), max_p);
+    EXPECT_EQ(r.chosen().predicted.scatter + r.chosen().predicted.gather + r.chosen().predicted.exchange, 0);
+    EXPECT_GT(r.chosen().predicted.compute, 0);
+  }
+}
+
+TEST(Search, ExpensiveCommunicationKeepsOneRank) {
+  const auto m = machine(constant_table(1e9), true);
+  const auto r = search(request(256, 256, 1, 1, 16), m);
+  EXPECT_EQ(r.chosen().plan.procs(), 1);
+}
+
+TEST(Search, InfeasibleGridsAreExcludedWithAReason) {
+  // sigma 3: kernels of 15/23/25 taps, halo 12; a 40-pixel-wide image cannot be cut in 4 columns.
+  const auto m = machine(das_like_table(), true);
+  const auto r = search(request(40, 400, 3, 4, 4), m);
+  bool found = false;
+  for (const auto& e : r.excluded) {
+    EXPECT_FALSE(e.reason.empty());
+    EXPECT_EQ(e.procs, 4);
+    if (e.grid == Grid{4, 1}) found = true;
+  }
+  EXPECT_TRUE(found);
+  for (const auto& c : r.ranking) EXPECT_NE(c.plan.grid, (Grid{4, 1}));
+  EXPECT_EQ(r.chosen().plan.grid, (Grid{1, 4}));
+  // Nothing feasible: chosen() says why.
+  const auto none = search(request(20, 20, 3, 16, 16), m);
+  EXPECT_TRUE(none.ranking.empty());
+  EXPECT_THROW(none.chosen(), InfeasiblePlan);
+}
+
+TEST(Search, EveryCandidateOfExactlyPAndTheObjective) {
+  const auto m = machine(das_like_table(), true);
+  for (int P : {1, 2, 3, 4, 6, 7, 12, 16, 64, 1024}) {
+    SCOPED_TRACE(P);
+    const auto req = request(4096, 4096, 1, P, P);
+    const auto r = search(req, m);
+    EXPECT_EQ(r.ranking.size() + 24 * r.excluded.size(), grids_for(P).size() * 24);
+    for (std::size_t i = 0; i < r.ranking.size(); ++i) {
+      const auto& c = r.ranking[i];
+      EXPECT_EQ(c.plan.procs(), P);
+      const auto& t = c.predicted;
+      EXPECT_DOUBLE_EQ(t.total, t.scatter + t.exchange + t.compute + t.gather);
+      if (i > 0) {
+        EXPECT_FALSE(better(c, r.ranking[i - 1]));
+      }
+    }
+    // Phases come from the library's annotation: 5 gathers, 1 scatter, 1 exchange.
+    EXPECT_EQ(req.pipeline.gathers, 5);
+    const auto& best = r.chosen();
+    const Partition part(4096, 4096, best.plan.grid);
+    const auto comm = price_communication(*make_model(ModelKind::p3pc, m), part, req.pipeline.halo, m.placement, r.pricing);
+    EXPECT_NEAR(best.predicted.gather, 5 * comm.gather[int(best.plan.gather)], 1e-6 * best.predicted.gather + 1e-9);
+    EXPECT_NEAR(best.predicted.compute, compute_us(m.compute, part, req.pipeline), 1e-9);
+  }
+}
+
+TEST(Search, MpiIsPricedAsTheFastestOfOurOwn) {
+  const auto m = machine(das_like_table(), false);
+  const auto r = search(request(512, 512, 1, 8, 8), m);
+  for (const auto& c : r.ranking) {
+    if (c.plan.scatter != ScatterAlgorithm::mpi) continue;
+    double own = 1e300;
+    for (const auto& d : r.ranking)
+      if (d.plan.grid == c.plan.grid && d.plan.gather == c.plan.gather && d.plan.exchange == c.plan.exchange &&
+          (d.plan.scatter == ScatterAlgorithm::oft || d.plan.scatter == ScatterAlgorithm::sbt))
+        own = std::min(own, d.predicted.scatter);
+    EXPECT_DOUBLE_EQ(c.predicted.scatter, own);
+  }
+  EXPECT_FALSE(r.compute_priced);
+  EXPECT_EQ(r.chosen().predicted.compute, 0);
+}
+
+TEST(Search, DeterministicAndKeepAllAgreesWithBestPerGrid) {
+  const auto m = machine(das_like_table(), true);
+  auto req = request(1000, 700, 3, 1, 24);
+  const auto a = search(req, m), b = search(req, m);
+  ASSERT_EQ(a.ranking.size(), b.ranking.size());
+  for (std::size_t i = 0; i < a.ranking.size(); ++i) EXPECT_EQ(a.ranking[i].plan, b.ranking[i].plan);
+  req.keep_all = false;
+  const auto c = search(req, m);
+  EXPECT_EQ(c.chosen().plan, a.chosen().plan);
+  EXPECT_DOUBLE_EQ(c.chosen().predicted.total, a.chosen().predicted.total);
+}
+
+TEST(Search, ModelsDisagreeOnTheGrid) {
+  // The paper's Fig. 10 point: with layout-dependent costs P-3PC avoids noncontiguous
+  // column strips that LogGP* cannot tell apart.
+  const auto m = machine(das_like_table(), false);
+  const auto p3 = search(request(512, 512, 1, 16, 16, ModelKind::p3pc), m);
+  const auto star = search(request(512, 512, 1, 16, 16, ModelKind::loggp_star), m);
+  auto scatter_of = [](const SearchResult& r, Grid g) {
+    for (const auto& c : r.ranking)
+      if (c.plan.grid == g && c.plan.scatter == ScatterAlgorithm::oft) return c.predicted.scatter;
+    return -1.0;
+  };
+  EXPECT_GT(scatter_of(p3, {16, 1}), scatter_of(p3, {1, 16}));
+  EXPECT_DOUBLE_EQ(scatter_of(star, {16, 1}), scatter_of(star, {1, 16}));
+}
+
+TEST(PlanJson, KeepsSpecFields) {
+  const auto m = machine(das_like_table(), true);
+  const auto r = search(request(512, 512, 5, 1, 16, ModelKind::loggp_star), m);
+  const auto j = to_json(r);
+  ASSERT_TRUE(j.contains("chosen"));
+  ASSERT_TRUE(j.contains("candidates"));
+  EXPECT_EQ(j["candidates"].size(), r.ranking.size());
+  EXPECT_EQ(j["chosen"], j["candidates"][0]);
+  for (const auto& c : j["candidates"]) {
+    EXPECT_TRUE(c["procs"].is_number_integer());
+    const Grid g = parse_grid(c["grid"].get<std::string>());
+    EXPECT_EQ(g.procs(), c["procs"].get<int>());
+    EXPECT_NO_THROW(parse_scatter(c["scatter"].get<std::string>()));
+    EXPECT_NO_THROW(parse_gather(c["gather"].get<std::string>()));
+    EXPECT_NO_THROW(parse_exchange(c["exchange"].get<std::string>()));
+    EXPECT_EQ(c["model"], "loggp-star");
+    for (const char* k : {"scatter", "exchange", "compute", "gather", "total"}) EXPECT_TRUE(c["predicted_us"][k].is_number()) << k;
+  }
+  EXPECT_EQ(to_json(r, 5)["candidates"].size(), 5u);
+  const auto table = format_table(r, 5);
+  EXPECT_NE(table.find("total_us"), std::string::npos);
+  EXPECT_NE(table.find(to_string(r.chosen().plan.grid)), std::string::npos);
+}
+
+TEST(Search, RejectsBadRanges) {
+  const auto m = machine(das_like_table(), false);
+  EXPECT_THROW(search(request(64, 64, 1, 0, 4), m), InvalidArgument);
+  EXPECT_THROW(search(request(64, 64, 1, 5, 4), m), InvalidArgument);
+}
