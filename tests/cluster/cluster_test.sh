@@ -1,0 +1,105 @@
+#!/bin/bash
+# CTest driver for the emulated cluster (label "cluster").
+#
+#   cluster_test.sh levels CLUSTER_SCRIPT
+#       2 nodes x 2 ranks, tbf 1gbit: the probe must see 2 nodes, vader inside a node,
+#       tcp over the bridge between nodes, and an inter-node full-path time (1 MiB)
+#       clearly above the intra-node one.
+#   cluster_test.sh bench CLUSTER_SCRIPT TESSERA_BENCH
+#       the same cluster running `tessera-bench --quick`: the perfdb must hold full-path
+#       rows for both levels, and at the largest size both have, inter > intra.
+#
+# Never skips: without root it FAILS (CI runs as root). Whatever happens, the cluster
+# that this test's run made is removed (tessera-cluster traps signals itself; the EXIT
+# trap here covers a run that was killed outright), and the test fails if the run left
+# anything behind.
+set -euo pipefail
+
+mode=${1:?mode}
+cluster=${2:?path of tessera-cluster}
+state_dir=${TSR_CLUSTER_STATE:-/run/tessera-cluster}
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+if ((EUID != 0)); then
+    fail "the cluster tests need root (network namespaces, veths, tc); run them as root, e.g. sudo ctest -L cluster"
+fi
+
+tmp=$(mktemp -d /tmp/tsr-cluster-test.XXXXXX)
+run_pid=
+cleanup() {
+    local rc=$?
+    # A run still going tears its cluster down itself when told to stop.
+    if [[ -n $run_pid ]] && kill -0 "$run_pid" 2>/dev/null; then
+        kill -TERM "$run_pid" 2>/dev/null || true
+        wait "$run_pid" 2>/dev/null || true
+    fi
+    # Only a cluster whose owner is our (dead) run is ours to remove.
+    if [[ -n $run_pid && $(cut -d' ' -f1 "$state_dir/owner" 2>/dev/null) == "$run_pid" ]]; then
+        echo "cleaning up the cluster of run $run_pid" >&2
+        "$cluster" down || true
+    fi
+    rm -rf -- "$tmp"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Runs tessera-cluster in the background (so our traps can act), output to $tmp/out.
+cluster_run() {
+    "$cluster" "$@" >"$tmp/out" 2>&1 &
+    run_pid=$!
+    local rc=0
+    wait "$run_pid" || rc=$?
+    cat "$tmp/out"
+    if [[ $(cut -d' ' -f1 "$state_dir/owner" 2>/dev/null) == "$run_pid" ]]; then
+        fail "tessera-cluster (pid $run_pid) left its cluster behind"
+    fi
+    return $rc
+}
+
+link=(--nodes 2 --ranks-per-node 2 --rate 100mbit --wait 30)
+
+case $mode in
+    levels)
+        rc=0
+        cluster_run probe "${link[@]}" --timeout 45 -- --reps 30 --check-bytes 1048576 --min-ratio 2 || rc=$?
+        ((rc == 0)) || fail "the probe failed (exit $rc); see the check lines above"
+        grep -q '^check levels .*result=pass' "$tmp/out" || fail "no passing levels check in the probe output"
+        grep -q '^check btl intra=vader inter=tcp result=pass' "$tmp/out" ||
+            fail "intra-node traffic must use vader and inter-node traffic tcp"
+        echo "PASS: $(grep '^check levels' "$tmp/out")"
+        ;;
+    bench)
+        bench=${3:?path of tessera-bench}
+        command -v sqlite3 >/dev/null || fail "sqlite3 not found (apt-get install sqlite3)"
+        db=$tmp/perfdb.sqlite
+        rc=0
+        cluster_run run "${link[@]}" --timeout 90 -- "$bench" --quick --perfdb "$db" || rc=$?
+        ((rc == 0)) || fail "tessera-bench on the cluster failed (exit $rc)"
+        # Full path, contiguous, at the largest size measured at both levels.
+        query="WITH f AS (SELECT level, bytes, median_us FROM p3pc
+                          WHERE path = 'full' AND layout = 'cc' AND blocks = 1),
+                    m AS (SELECT max(a.bytes) AS bytes FROM f a JOIN f b
+                          ON a.bytes = b.bytes AND a.level = 'intra' AND b.level = 'inter')
+               SELECT (SELECT count(*) FROM f WHERE level = 'intra'),
+                      (SELECT count(*) FROM f WHERE level = 'inter'),
+                      m.bytes,
+                      (SELECT min(median_us) FROM f WHERE level = 'intra' AND bytes = m.bytes),
+                      (SELECT min(median_us) FROM f WHERE level = 'inter' AND bytes = m.bytes)
+               FROM m;"
+        IFS='|' read -r n_intra n_inter bytes intra inter < <(sqlite3 "$db" "$query")
+        echo "perfdb full-path rows: intra=$n_intra inter=$n_inter; at $bytes bytes: intra ${intra} us, inter ${inter} us"
+        ((n_intra > 0)) || fail "no intra-node full-path rows in the perfdb"
+        ((n_inter > 0)) || fail "no inter-node full-path rows in the perfdb"
+        [[ -n $bytes ]] || fail "no message size was measured at both levels"
+        awk -v a="$intra" -v b="$inter" 'BEGIN { exit !(b > 1.5 * a) }' ||
+            fail "inter-node full path ($inter us) is not clearly above intra-node ($intra us) at $bytes bytes"
+        echo "PASS: inter/intra = $(awk -v a="$intra" -v b="$inter" 'BEGIN { printf "%.1f", b / a }') at $bytes bytes"
+        ;;
+    *) fail "unknown mode '$mode'" ;;
+esac
