@@ -1,0 +1,118 @@
+#include "driver.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+
+namespace tessera::bench {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void on_signal(int) { g_interrupted = 1; }
+
+}  // namespace
+
+bool interrupted() { return g_interrupted != 0; }
+
+void install_interrupt_handler() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+Topology discover_topology(MPI_Comm world) {
+  Topology t;
+  MPI_Comm_rank(world, &t.rank);
+  MPI_Comm_size(world, &t.size);
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node);
+  int leader = t.rank;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  std::vector<int> leaders(std::size_t(t.size));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, world);
+  std::map<int, int> index;  // leader rank -> node index, ordered by leader
+  for (int l : leaders) index.emplace(l, 0);
+  int i = 0;
+  for (auto& [l, idx] : index) idx = i++;
+  t.nodes = i;
+  std::vector<int> count(std::size_t(t.nodes));
+  for (int l : leaders) {
+    t.node_of_rank.push_back(index[l]);
+    ++count[std::size_t(index[l])];
+  }
+  t.ranks_per_node = *std::max_element(count.begin(), count.end());
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> all(std::size_t(t.size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                MPI_CHAR, world);
+  for (int r = 0; r < t.size; ++r)
+    t.host_of_rank.emplace_back(all.data() + std::size_t(r) * MPI_MAX_PROCESSOR_NAME);
+  return t;
+}
+
+void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
+                Clock::time_point deadline, const std::function<void()>& hook,
+                const std::function<double(const Job&)>& sample,
+                const std::function<void(double)>& progress) {
+  int me = 0;
+  MPI_Comm_rank(pair, &me);
+  std::vector<Job> jobs;
+  for (;;) {
+    int count = 0;
+    if (me == 0) {
+      jobs.clear();
+      if (Clock::now() < deadline && !interrupted()) {
+        hook();
+        auto round = sched.next_round();
+        for (const Visit& v : round) {
+          Job j = table[std::size_t(v.cell)];
+          j.cell = v.cell;
+          j.warmup = v.warmup;
+          jobs.push_back(j);
+        }
+      }
+      count = int(jobs.size());
+    }
+    // The peer learns the whole round up front, so the only messages inside the timed
+    // loop are the measured ones and the synchronising barrier.
+    MPI_Bcast(&count, 1, MPI_INT, 0, pair);
+    if (count == 0) break;
+    jobs.resize(std::size_t(count));
+    MPI_Bcast(jobs.data(), int(jobs.size() * sizeof(Job)), MPI_BYTE, 0, pair);
+    for (const Job& j : jobs) {
+      const double t = sample(j);
+      if (me != 0) continue;
+      if (j.warmup)
+        sched.warmed_up(j.cell);
+      else
+        sched.record(j.cell, t);
+    }
+    if (me == 0) progress(sched.progress());
+  }
+}
+
+void spin_us(double us) {
+  const double end = MPI_Wtime() + us * 1e-6;
+  while (MPI_Wtime() < end) {
+  }
+}
+
+TimerInfo check_timer() {
+  TimerInfo info;
+  info.tick_us = MPI_Wtick() * 1e6;
+  double best = 1e9;
+  for (int i = 0; i < 1000; ++i) {
+    const double a = MPI_Wtime();
+    double b = MPI_Wtime();
+    while (b == a) b = MPI_Wtime();
+    best = std::min(best, b - a);
+  }
+  info.step_us = best * 1e6;
+  return info;
+}
+
+}  // namespace tessera::bench

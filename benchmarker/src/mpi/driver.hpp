@@ -1,0 +1,74 @@
+#pragma once
+// The MPI seam of tessera-bench: where the ranks sit, the pair communicator, and the
+// round loop that keeps a timing rank and its peer in lockstep. Everything that decides
+// (what to measure, when to stop) is pure and runs on the timing rank; this file only
+// ships those decisions to the peer and runs the samples.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../schedule.hpp"
+
+namespace tessera::bench {
+
+using Clock = std::chrono::steady_clock;
+
+/// Where the ranks of MPI_COMM_WORLD run.
+struct Topology {
+  int rank = 0;
+  int size = 1;
+  std::vector<int> node_of_rank;        ///< node index (0..nodes-1) of every world rank
+  std::vector<std::string> host_of_rank; ///< MPI_Get_processor_name of every rank
+  int nodes = 1;
+  int ranks_per_node = 1;               ///< the most ranks on one node
+};
+
+/// Node placement from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); nodes are numbered by
+/// their lowest world rank. Collective over `world`.
+Topology discover_topology(MPI_Comm world);
+
+/// One sample's description, shipped from the timing rank to the peer each round
+/// (trivially copyable). Field meaning depends on the mode.
+struct Job {
+  std::int32_t cell = 0;
+  std::int32_t warmup = 0;
+  std::int32_t kind = 0;
+  std::int32_t a = 0;
+  std::int32_t b = 0;
+  std::int32_t blocks = 0;
+  std::int64_t size = 0;
+  std::int64_t stride = 0;
+  double delay_us = 0;
+};
+
+/// Set by SIGINT/SIGTERM: the timing rank stops measuring and the run fails.
+bool interrupted();
+void install_interrupt_handler();
+
+/// Runs rounds on a two-rank communicator (rank 0 times, rank 1 answers). Collective on
+/// `pair`. On rank 0, before each round `hook()` may add cells to `sched`/`table` (e.g.
+/// refinement); rounds go on until a round is empty (the scheduler is done and the hook
+/// added nothing), `deadline` passes or the run is interrupted. `sample` runs
+/// one job on both ranks and returns the time (us) on rank 0. `progress` gets the
+/// scheduler's progress on rank 0. Only rank 0's `sched`/`table` are read.
+void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
+                Clock::time_point deadline, const std::function<void()>& hook,
+                const std::function<double(const Job&)>& sample,
+                const std::function<void(double)>& progress);
+
+/// Busy-waits `us` microseconds on MPI_Wtime (the delay d of PRTT).
+void spin_us(double us);
+
+/// Timer check on this rank: MPI_Wtick and the smallest positive step of MPI_Wtime
+/// seen in a tight loop, both in microseconds.
+struct TimerInfo {
+  double tick_us = 0;
+  double step_us = 0;
+};
+TimerInfo check_timer();
+
+}  // namespace tessera::bench

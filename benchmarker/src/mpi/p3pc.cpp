@@ -1,0 +1,278 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "../layouts.hpp"
+#include "../refine.hpp"
+#include "driver.hpp"
+#include "modes.hpp"
+#include "tessera/error.hpp"
+#include "tessera/names.hpp"
+
+namespace tessera::bench {
+namespace {
+
+constexpr int kTag = 31;
+enum Kind : std::int32_t { kPaper = 0, kTile = 1 };
+
+// Committed datatypes, one per (floats, blocks, stride); freed with the cache.
+class TypeCache {
+ public:
+  TypeCache() = default;
+  TypeCache(const TypeCache&) = delete;
+  TypeCache& operator=(const TypeCache&) = delete;
+  ~TypeCache() {
+    for (auto& [k, t] : types_) MPI_Type_free(&t);
+  }
+  MPI_Datatype get(std::int64_t floats, const BlockShape& shape) {
+    auto key = std::make_tuple(floats, shape.blocks, shape.stride_floats);
+    auto it = types_.find(key);
+    if (it != types_.end()) return it->second;
+    std::vector<int> lengths, displs;
+    for (int i = 0; i < shape.blocks; ++i) {
+      lengths.push_back(int(block_length(floats, shape, i)));
+      displs.push_back(int(std::int64_t(i) * shape.stride_floats));
+    }
+    MPI_Datatype t;
+    MPI_Type_indexed(shape.blocks, lengths.data(), displs.data(), MPI_FLOAT, &t);
+    MPI_Type_commit(&t);
+    types_.emplace(key, t);
+    return t;
+  }
+
+ private:
+  std::map<std::tuple<std::int64_t, int, std::int64_t>, MPI_Datatype> types_;
+};
+
+// A message as MPI arguments: contiguous messages go as `floats` MPI_FLOATs, others as
+// one element of an indexed type.
+struct Message {
+  int count;
+  MPI_Datatype type;
+};
+
+Message message(TypeCache& cache, std::int64_t floats, bool contiguous, const BlockShape& shape) {
+  if (contiguous || floats == 0) return {int(floats), MPI_FLOAT};
+  return {1, cache.get(floats, shape)};
+}
+
+double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector<float>& rbuf,
+              TypeCache& cache) {
+  int me = 0;
+  MPI_Comm_rank(pair, &me);
+  const auto path = Path(j.a);
+  const auto layout = Layout(j.b);
+  const BlockShape shape{j.blocks, j.stride, j.kind == kPaper};
+  const bool send_c = layout == Layout::cc || layout == Layout::cn;
+  const bool recv_c = layout == Layout::cc || layout == Layout::nc;
+  const Message s = message(cache, j.size, send_c, shape);
+  const Message r = message(cache, j.size, recv_c, shape);
+  MPI_Barrier(pair);  // both ranks start each timed sample together
+  double t0 = 0, t1 = 0;
+  if (me == 0) {
+    switch (path) {
+      case Path::send:
+        t0 = MPI_Wtime();
+        MPI_Send(sbuf.data(), s.count, s.type, 1, kTag, pair);
+        t1 = MPI_Wtime();
+        break;
+      case Path::recv:
+        t0 = MPI_Wtime();
+        MPI_Recv(rbuf.data(), r.count, r.type, 1, kTag, pair, MPI_STATUS_IGNORE);
+        t1 = MPI_Wtime();
+        break;
+      case Path::full:
+        // roundtrip(n, 0): n values out, an empty reply back. The reply's own cost,
+        // t_cf, is subtracted after the run (SPEC errata, Fig. 8).
+        t0 = MPI_Wtime();
+        MPI_Send(sbuf.data(), s.count, s.type, 1, kTag, pair);
+        MPI_Recv(rbuf.data(), 0, MPI_FLOAT, 1, kTag, pair, MPI_STATUS_IGNORE);
+        t1 = MPI_Wtime();
+        break;
+    }
+  } else {
+    switch (path) {
+      case Path::send:
+        MPI_Recv(rbuf.data(), r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
+        break;
+      case Path::recv:
+        MPI_Send(sbuf.data(), s.count, s.type, 0, kTag, pair);
+        break;
+      case Path::full:
+        MPI_Recv(rbuf.data(), r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf.data(), 0, MPI_FLOAT, 0, kTag, pair);
+        break;
+    }
+  }
+  return (t1 - t0) * 1e6;
+}
+
+using CellKey = std::tuple<int, int, std::int64_t>;  // path, layout, floats (paper shape)
+
+}  // namespace
+
+std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb::Level level,
+                                         double budget_s, const ProgressFn& progress) {
+  int me = 0;
+  MPI_Comm_rank(pair, &me);
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+
+  // Buffers for the largest message of any layout (refined sizes lie between listed
+  // ones, so the listed maximum bounds them).
+  std::int64_t extent = 1;
+  const std::int64_t max_floats = o.sizes_floats.back();
+  extent = std::max(extent, extent_floats(max_floats, paper_shape(max_floats, o.blocks)));
+  extent = std::max(extent, max_floats);
+  for (const TileRows& t : o.tile_rows) {
+    std::int64_t exact = 0;
+    const BlockShape s = tile_shape(max_floats, t, exact);
+    extent = std::max({extent, exact, extent_floats(exact, s)});
+  }
+  std::vector<float> sbuf(std::size_t(extent), 1.0f), rbuf(std::size_t(extent), 0.0f);
+  TypeCache cache;
+
+  RoundScheduler sched(0, o.rule, 3);
+  std::vector<Job> table;
+  std::map<CellKey, int> paper_cell;
+  auto add_paper = [&](std::int64_t floats) {
+    const BlockShape shape = paper_shape(floats, o.blocks);
+    const int first = sched.add_cells(kPaths.size() * kLayouts.size());
+    int c = first;
+    for (Path p : kPaths)
+      for (Layout l : kLayouts) {
+        Job j;
+        j.kind = kPaper;
+        j.a = int(p);
+        j.b = int(l);
+        j.size = floats;
+        j.blocks = shape.blocks;
+        j.stride = shape.stride_floats;
+        paper_cell[{int(p), int(l), floats}] = c++;
+        table.push_back(j);
+      }
+    return first;
+  };
+  struct TileCell {
+    int cell;
+    Path path;
+    Layout layout;
+    std::int64_t floats;
+    BlockShape shape;
+  };
+  std::vector<TileCell> tile_cells;
+  if (me == 0) {
+    for (std::int64_t s : o.sizes_floats) add_paper(s);
+    // t_cf = roundtrip(0, 0) / 2 needs the empty round trip even if 0 is not a listed size.
+    if (!paper_cell.count({int(Path::full), int(Layout::cc), 0})) add_paper(0);
+    for (const TileRows& t : o.tile_rows)
+      for (std::int64_t s : o.sizes_floats) {
+        if (s == 0) continue;
+        std::int64_t exact = 0;
+        const BlockShape shape = tile_shape(s, t, exact);
+        for (Path p : kPaths)
+          for (Layout l : {Layout::cn, Layout::nc, Layout::nn}) {
+            const int c = sched.add_cells(1);
+            Job j;
+            j.kind = kTile;
+            j.a = int(p);
+            j.b = int(l);
+            j.size = exact;
+            j.blocks = shape.blocks;
+            j.stride = shape.stride_floats;
+            table.push_back(j);
+            tile_cells.push_back({c, p, l, exact, shape});
+          }
+      }
+  }
+
+  Refiner refiner(o.sizes_floats, /*geometric=*/false, o.refine_depth);
+  std::vector<std::int64_t> pending;
+  auto median_of = [&](Path p, Layout l, std::int64_t floats) {
+    return sched.summary(paper_cell.at({int(p), int(l), floats})).median;
+  };
+  // Refinement starts when the listed sizes are measured (or half the budget is gone)
+  // and stops adding sizes after 80 % of it, so the new cells still get their samples.
+  auto hook = [&] {
+    if (o.refine_depth == 0) return;
+    const bool late = elapsed() > 0.8 * budget_s;
+    if (!sched.done() && elapsed() < 0.5 * budget_s) return;
+    if (!pending.empty()) {
+      bool measured = true;
+      for (std::int64_t m : pending)
+        for (Path p : kPaths)
+          for (Layout l : kLayouts)
+            measured = measured && sched.satisfied(paper_cell.at({int(p), int(l), m}));
+      if (!measured && !late) return;
+      const auto& kept = refiner.sizes();
+      std::vector<bool> verdict;
+      for (std::int64_t m : pending) {
+        const auto hi = *std::upper_bound(kept.begin(), kept.end(), m);
+        const auto lo = *(std::lower_bound(kept.begin(), kept.end(), m) - 1);
+        bool nonlinear = false;
+        for (Path p : kPaths)
+          for (Layout l : kLayouts) {
+            const Summary mid = sched.summary(paper_cell.at({int(p), int(l), m}));
+            if (mid.count < 3) continue;
+            const double noise = std::isfinite(mid.rse) ? 2 * mid.rse * mid.median : 0;
+            nonlinear = nonlinear ||
+                        is_nonlinear({double(lo), median_of(p, l, lo)}, {double(m), mid.median},
+                                     {double(hi), median_of(p, l, hi)}, o.refine_threshold, noise);
+          }
+        verdict.push_back(nonlinear);
+      }
+      refiner.resolve(verdict);
+      pending.clear();
+    }
+    if (late) return;
+    pending = refiner.proposals();
+    for (std::int64_t m : pending) add_paper(m);
+  };
+
+  run_rounds(pair, sched, table, start + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(budget_s)),
+             hook, [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress);
+  if (me != 0) return {};
+  if (interrupted()) throw Error("interrupted");
+
+  const Summary rt00 = sched.summary(paper_cell.at({int(Path::full), int(Layout::cc), 0}));
+  if (rt00.count < 3) throw Error("P-3PC time budget too small to measure t_cf: raise --max-seconds");
+  const double t_cf = rt00.median / 2;
+
+  std::vector<perfdb::P3pcSample> rows;
+  auto row = [&](Path p, Layout l, std::int64_t floats, const BlockShape& shape, int cell) {
+    const Summary s = sched.summary(cell);
+    if (s.count < 3)
+      throw Error("P-3PC time budget too small: " + std::string(to_string(p)) + "," +
+                  std::string(to_string(l)) + " at " + std::to_string(floats) +
+                  " floats has fewer than 3 samples; raise --max-seconds");
+    // T_full(n) = roundtrip(n, 0) - t_cf (SPEC errata): the stored value is a total,
+    // constant included, at every size (T_full(0) = t_cf).
+    const double shift = p == Path::full ? t_cf : 0.0;
+    perfdb::P3pcSample r;
+    r.level = level;
+    r.path = p;
+    r.layout = l;
+    r.bytes = floats * std::int64_t(sizeof(float));
+    r.blocks = l == Layout::cc ? 1 : std::max(shape.blocks, 1);
+    r.block_stride_bytes = shape.paper_default ? 0 : shape.stride_floats * std::int64_t(sizeof(float));
+    r.median_us = s.median - shift;
+    r.q1_us = s.q1 - shift;
+    r.q3_us = s.q3 - shift;
+    r.samples = int(s.count);
+    r.launches = 1;
+    rows.push_back(r);
+  };
+  for (std::int64_t floats : refiner.sizes()) {
+    const BlockShape shape = paper_shape(floats, o.blocks);
+    for (Path p : kPaths)
+      for (Layout l : kLayouts) row(p, l, floats, shape, paper_cell.at({int(p), int(l), floats}));
+  }
+  for (const TileCell& t : tile_cells) row(t.path, t.layout, t.floats, t.shape, t.cell);
+  return rows;
+}
+
+}  // namespace tessera::bench

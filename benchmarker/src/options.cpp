@@ -1,0 +1,179 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <sstream>
+
+#include "tessera/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace tessera::bench {
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+template <class T>
+T parse_number(const std::string& s, const char* what) {
+  T v{};
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc{} || r.ptr != s.data() + s.size())
+    throw InvalidArgument(std::string("bad ") + what + " '" + s + "'");
+  return v;
+}
+
+Mode parse_mode(const std::string& s) {
+  for (Mode m : kModes)
+    if (s == to_string(m)) return m;
+  throw InvalidArgument("unknown mode '" + s + "' (accepted: p3pc, log3p, loggp, compute)");
+}
+
+}  // namespace
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::p3pc: return "p3pc";
+    case Mode::log3p: return "log3p";
+    case Mode::loggp: return "loggp";
+    case Mode::compute: return "compute";
+  }
+  return "?";
+}
+
+double Options::budget(Mode m) const {
+  // Weights follow where the time goes on a two-core machine: P-3PC has the most cells.
+  auto weight = [](Mode x) {
+    switch (x) {
+      case Mode::p3pc: return 0.45;
+      case Mode::log3p: return 0.2;
+      case Mode::loggp: return 0.25;
+      case Mode::compute: return 0.1;
+    }
+    return 0.0;
+  };
+  double total = 0;
+  for (Mode x : modes) total += weight(x);
+  return std::find(modes.begin(), modes.end(), m) == modes.end() || total == 0
+             ? 0
+             : max_seconds * weight(m) / total;
+}
+
+Options parse_options(int argc, const char* const* argv) {
+  po::options_description desc(
+      "tessera-bench: measure P-3PC, log3P / 2log{2,3}P, LogGP (PRTT) and compute costs\n"
+      "and store them in the performance database. Run as: mpirun -n 2 tessera-bench\n"
+      "Options");
+  std::string sizes, modes = "p3pc,log3p,loggp,compute", tiles, sigmas, strides;
+  double max_seconds = 0, target_rse = 0.02;
+  int min_samples = 0, max_samples = 0;
+  Options o;
+  desc.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("quick", "short run for first runs and CI (about 20 s)")
+      ("modes", po::value(&modes), "comma list of p3pc, log3p, loggp, compute (default: all)")
+      ("sizes", po::value(&sizes), "P-3PC message sizes in floats, comma list (default 0,1024,51200,102400,512000)")
+      ("blocks", po::value(&o.blocks), "blocks of a noncontiguous P-3PC message (default 100)")
+      ("tile-rows", po::value(&tiles), "library layouts to measure as W:S (row floats : row stride), comma list; 'none' for none")
+      ("refine-threshold", po::value(&o.refine_threshold), "relative miss of linear interpolation that adds a midpoint size (default 0.10)")
+      ("refine-depth", po::value(&o.refine_depth), "levels of midpoint refinement (default 2, quick 1; 0 = off)")
+      ("pairs", po::value(&o.pairs), "rank pairs to measure: auto (one intra, one inter if the ranks span nodes) or A-B,...")
+      ("perfdb", po::value<std::string>(), "database file (default $TESSERA_PERFDB, else the per-user path)")
+      ("machine", po::value(&o.machine), "machine name to store under (default: host name)")
+      ("max-seconds", po::value(&max_seconds), "measurement time budget for the whole run (default 80, quick 15)")
+      ("target-rse", po::value(&target_rse), "stop a cell when the median's relative standard error is below this (default 0.02)")
+      ("min-samples", po::value(&min_samples), "timed samples per cell at least (default 10, quick 7)")
+      ("max-samples", po::value(&max_samples), "timed samples per cell at most (default 200)")
+      ("strides", po::value(&strides), "log3P strides in bytes (default 16,64,256,1024)")
+      ("prtt-n", po::value(&o.prtt_n), "n of PRTT(n, d, s) (default 10)")
+      ("sigmas", po::value(&sigmas), "compute: sigmas whose filter passes are priced (default 1,3,5)")
+      ("no-progress", "no progress bar");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InvalidArgument(std::string(e.what()) + " (see --help)");
+  }
+  std::ostringstream help;
+  help << desc;
+  o.help_text = help.str();
+  o.help = vm.count("help") > 0;
+  o.version = vm.count("version") > 0;
+  o.quick = vm.count("quick") > 0;
+  o.progress = vm.count("no-progress") == 0;
+  if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
+
+  for (const auto& m : split(modes)) {
+    Mode x = parse_mode(m);
+    if (std::find(o.modes.begin(), o.modes.end(), x) == o.modes.end()) o.modes.push_back(x);
+  }
+  if (o.modes.empty()) throw InvalidArgument("--modes selects no mode");
+  std::sort(o.modes.begin(), o.modes.end());
+
+  o.max_seconds = vm.count("max-seconds") ? max_seconds : (o.quick ? 15.0 : 80.0);
+  if (!(o.max_seconds > 0)) throw InvalidArgument("--max-seconds must be positive");
+  o.rule.target_rse = target_rse;
+  o.rule.min_samples = min_samples > 0 ? min_samples : (o.quick ? 7 : 10);
+  o.rule.max_samples = max_samples > 0 ? max_samples : 200;
+  o.rule.warmup = o.quick ? 1 : 2;
+  if (!(target_rse > 0)) throw InvalidArgument("--target-rse must be positive");
+  if (o.rule.max_samples < o.rule.min_samples)
+    throw InvalidArgument("--max-samples must be at least --min-samples");
+
+  if (sizes.empty()) sizes = "0,1024,51200,102400,512000";
+  for (const auto& s : split(sizes)) {
+    auto v = parse_number<std::int64_t>(s, "--sizes value");
+    if (v < 0 || v > (std::int64_t(1) << 28)) throw InvalidArgument("--sizes value out of range: " + s);
+    o.sizes_floats.push_back(v);
+  }
+  std::sort(o.sizes_floats.begin(), o.sizes_floats.end());
+  o.sizes_floats.erase(std::unique(o.sizes_floats.begin(), o.sizes_floats.end()), o.sizes_floats.end());
+  if (o.sizes_floats.empty()) throw InvalidArgument("--sizes lists no size");
+  if (o.blocks < 1) throw InvalidArgument("--blocks must be at least 1");
+  if (!(o.refine_threshold > 0)) throw InvalidArgument("--refine-threshold must be positive");
+  if (!vm.count("refine-depth")) o.refine_depth = o.quick ? 1 : 2;
+  if (o.refine_depth < 0) throw InvalidArgument("--refine-depth must be >= 0");
+
+  if (tiles.empty()) tiles = o.quick ? "19:550" : "19:550,128:512";
+  if (tiles != "none")
+    for (const auto& t : split(tiles)) o.tile_rows.push_back(parse_tile_rows(t));
+
+  if (o.prtt_n < 2) throw InvalidArgument("--prtt-n must be at least 2");
+  o.loggp_max_bytes = o.quick ? (256 << 10) : (1 << 20);
+  o.loggp_factor = o.quick ? 4 : 2;
+
+  // Quick stays below 256 KiB: a 2 MiB message at a 1 KiB stride spans 256 MiB and takes
+  // tens of milliseconds per sample, more than a CI run can spend on one cell.
+  o.log3p_sizes = o.quick ? std::vector<std::int64_t>{1 << 10, 16 << 10, 256 << 10}
+                          : std::vector<std::int64_t>{1 << 10, 4 << 10, 16 << 10, 64 << 10,
+                                                      256 << 10, 1 << 20, 2 << 20};
+  if (strides.empty()) strides = "16,64,256,1024";
+  for (const auto& s : split(strides)) {
+    auto v = parse_number<std::int64_t>(s, "--strides value");
+    if (v < 8 || v % 8 != 0) throw InvalidArgument("--strides values must be multiples of 8 bytes, got " + s);
+    o.strides.push_back(v);
+  }
+
+  if (!sigmas.empty()) {
+    o.sigmas.clear();
+    for (const auto& s : split(sigmas)) {
+      auto v = parse_number<double>(s, "--sigmas value");
+      if (!(v > 0)) throw InvalidArgument("--sigmas values must be positive, got " + s);
+      o.sigmas.push_back(v);
+    }
+  }
+  o.tile_widths = o.quick ? std::vector<int>{64, 1024} : std::vector<int>{64, 256, 1024, 4096};
+  o.tile_area = 1 << 18;
+  return o;
+}
+
+}  // namespace tessera::bench

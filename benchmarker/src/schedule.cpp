@@ -1,0 +1,68 @@
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tessera::bench {
+
+RoundScheduler::RoundScheduler(std::size_t cells, StopRule rule, std::uint64_t seed)
+    : rule_(rule), rng_(seed) {
+  add_cells(cells);
+}
+
+int RoundScheduler::add_cells(std::size_t n) {
+  const int first = int(samples_.size());
+  samples_.resize(samples_.size() + n);
+  warmups_left_.resize(samples_.size(), std::max(0, rule_.warmup));
+  return first;
+}
+
+std::vector<Visit> RoundScheduler::next_round() {
+  std::vector<Visit> round;
+  for (std::size_t c = 0; c < samples_.size(); ++c) {
+    if (warmups_left_[c] > 0)
+      round.push_back({int(c), true});
+    else if (!satisfied(int(c)))
+      round.push_back({int(c), false});
+  }
+  std::shuffle(round.begin(), round.end(), rng_);
+  return round;
+}
+
+void RoundScheduler::record(int cell, double value) {
+  assert(warmups_left_[std::size_t(cell)] == 0);
+  samples_[std::size_t(cell)].push_back(value);
+}
+
+void RoundScheduler::warmed_up(int cell) {
+  auto& left = warmups_left_[std::size_t(cell)];
+  if (left > 0) --left;
+}
+
+bool RoundScheduler::satisfied(int cell) const {
+  const auto& s = samples_[std::size_t(cell)];
+  const int n = int(s.size());
+  if (n < rule_.min_samples) return false;
+  if (n >= rule_.max_samples) return true;
+  return summarize(s).rse <= rule_.target_rse;
+}
+
+bool RoundScheduler::done() const {
+  for (std::size_t c = 0; c < samples_.size(); ++c)
+    if (warmups_left_[c] > 0 || !satisfied(int(c))) return false;
+  return true;
+}
+
+double RoundScheduler::progress() const {
+  if (samples_.empty()) return 1.0;
+  double sum = 0;
+  for (std::size_t c = 0; c < samples_.size(); ++c) {
+    if (satisfied(int(c)))
+      sum += 1;
+    else if (rule_.min_samples > 0)
+      sum += 0.5 * std::min(1.0, double(samples_[c].size()) / rule_.min_samples);
+  }
+  return sum / double(samples_.size());
+}
+
+}  // namespace tessera::bench

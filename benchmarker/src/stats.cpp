@@ -1,0 +1,69 @@
+#include "stats.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tessera::bench {
+namespace {
+
+double sorted_quantile(const std::vector<double>& s, double p) {
+  const double h = p * double(s.size() - 1);
+  const auto lo = std::size_t(std::floor(h));
+  const auto hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (h - double(lo)) * (s[hi] - s[lo]);
+}
+
+double sorted_median_se(const std::vector<double>& s) {
+  const std::size_t n = s.size();
+  if (n < 3) return std::numeric_limits<double>::infinity();
+  constexpr double z = 1.96;
+  const double half = z * std::sqrt(double(n)) / 2;
+  // 1-based ranks of the interval ends, clamped to the sample.
+  auto j = std::ptrdiff_t(std::floor(double(n) / 2 - half));
+  auto k = std::ptrdiff_t(std::ceil(double(n) / 2 + half)) + 1;
+  j = std::clamp<std::ptrdiff_t>(j, 1, std::ptrdiff_t(n));
+  k = std::clamp<std::ptrdiff_t>(k, 1, std::ptrdiff_t(n));
+  return (s[std::size_t(k - 1)] - s[std::size_t(j - 1)]) / (2 * z);
+}
+
+}  // namespace
+
+double quantile(std::span<const double> values, double p) {
+  assert(!values.empty());
+  std::vector<double> s(values.begin(), values.end());
+  std::sort(s.begin(), s.end());
+  return sorted_quantile(s, std::clamp(p, 0.0, 1.0));
+}
+
+double median_standard_error(std::span<const double> values) {
+  std::vector<double> s(values.begin(), values.end());
+  std::sort(s.begin(), s.end());
+  return sorted_median_se(s);
+}
+
+Summary summarize(std::span<const double> values) {
+  Summary r;
+  r.count = values.size();
+  if (values.empty()) {
+    r.rse = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  std::vector<double> s(values.begin(), values.end());
+  std::sort(s.begin(), s.end());
+  r.median = sorted_quantile(s, 0.5);
+  r.q1 = sorted_quantile(s, 0.25);
+  r.q3 = sorted_quantile(s, 0.75);
+  const double se = sorted_median_se(s);
+  if (se == 0)
+    r.rse = 0;
+  else if (r.median == 0 || !std::isfinite(se))
+    r.rse = std::numeric_limits<double>::infinity();
+  else
+    r.rse = se / std::abs(r.median);
+  return r;
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,31 @@
+#pragma once
+// Robust statistics of timing samples: median, quartiles and the relative standard error
+// of the median. Pure.
+#include <cstddef>
+#include <span>
+
+namespace tessera::bench {
+
+/// Median and quartiles of a sample set, plus how well the median is known.
+struct Summary {
+  double median = 0;
+  double q1 = 0;           ///< first quartile
+  double q3 = 0;           ///< third quartile
+  std::size_t count = 0;   ///< samples summarised
+  double rse = 0;          ///< relative standard error of the median (inf if unknown)
+};
+
+/// The p-quantile (0 <= p <= 1) by linear interpolation between order statistics
+/// (Hyndman-Fan type 7, as R and NumPy default). Precondition: values non-empty.
+double quantile(std::span<const double> values, double p);
+
+/// Standard error of the median from the distribution-free order-statistic confidence
+/// interval: the 95 % interval [x_(j), x_(k)] with j, k = n/2 -+ 1.96 sqrt(n)/2, divided
+/// by 2 * 1.96. Needs no normality; infinite for fewer than 3 samples.
+double median_standard_error(std::span<const double> values);
+
+/// Median, quartiles and relative standard error of the median (SE / |median|; 0 if
+/// the spread is 0, infinite if the median is 0 and the spread is not).
+Summary summarize(std::span<const double> values);
+
+}  // namespace tessera::bench
