@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdlib>
 
@@ -206,6 +208,55 @@ TEST(PerfdbStore, KilledWriterLeavesNoCompleteRunAndEarlierRunsIntact) {
   EXPECT_EQ(runs.back().status, RunStatus::failed);
   EXPECT_NE(runs.back().note.find("interrupted"), std::string::npos);
   EXPECT_EQ(s.latest_complete_run("testbox")->id, first);
+  expect_same_records(test::sample_run_data(), s.load_run(first));
+}
+
+// A full disk, simulated with a file-size limit: the failing write is refused with an
+// IoError and neither the run nor earlier runs are harmed.
+TEST(PerfdbStore, FullDiskFailsTheBatchNotTheDatabase) {
+  TempDir dir;
+  const auto path = dir / "db.sqlite";
+  Id first = 0;
+  {
+    Store s(path);
+    const Id m = s.find_or_create_machine(test_machine()).id;
+    first = add_complete_run(s, m, test::sample_run_data());
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
+    int code = 3;
+    try {
+      Store s(path);
+      const Id m = s.find_or_create_machine(test_machine()).id;
+      const Id run = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
+      rlimit lim{};
+      lim.rlim_cur = lim.rlim_max = 256 * 1024;  // a little room, then "disk full"
+      ::setrlimit(RLIMIT_FSIZE, &lim);
+      std::vector<P3pcSample> rows(50000);
+      for (std::size_t i = 0; i < rows.size(); ++i) rows[i].bytes = static_cast<std::int64_t>(i);
+      try {
+        s.add_p3pc(run, rows);
+        code = 1;  // the limit did not bite
+      } catch (const IoError&) {
+        code = 0;
+      }
+    } catch (...) {
+      code = 2;
+    }
+    std::_Exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "1: no error raised, 2: unexpected error";
+  Store s(path);
+  EXPECT_EQ(s.latest_complete_run("testbox")->id, first);
+  const auto runs = s.list_runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NE(runs.back().status, RunStatus::complete);
+  EXPECT_TRUE(s.load_run(runs.back().id).p3pc.empty());
   expect_same_records(test::sample_run_data(), s.load_run(first));
 }
 
