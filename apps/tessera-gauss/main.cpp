@@ -58,6 +58,27 @@ tessera::Plan make_plan(const Options& o, int procs) {
   return plan;
 }
 
+// Each file appears whole (temporary name, then rename); if one fails, the ones
+// already written by this run are removed so no partial result set is left.
+void write_results(const Options& o, const std::vector<tessera::Image>& results) {
+  std::vector<fs::path> written;
+  try {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const std::string name(tessera::to_string(o.gauss.derivatives[i]));
+      for (const char* ext : {".tiff", ".png"}) {
+        const fs::path path = o.output / (name + ext);
+        if (std::string(ext) == ".tiff") tessera::write_float_tiff(path, results[i]);
+        else tessera::write_png_preview(path, results[i]);
+        written.push_back(path);
+      }
+    }
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& path : written) fs::remove(path, ec);
+    throw;
+  }
+}
+
 int run(const tessera::Session& session, int argc, char** argv) {
   Options o;
   auto desc = describe_options(o);
@@ -96,12 +117,7 @@ int run(const tessera::Session& session, int argc, char** argv) {
   std::vector<tessera::Image> results;
   session.agree([&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
   session.agree([&] {
-    if (!session.is_root()) return;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const std::string name(tessera::to_string(o.gauss.derivatives[i]));
-      tessera::write_float_tiff(o.output / (name + ".tiff"), results[i]);
-      tessera::write_png_preview(o.output / (name + ".png"), results[i]);
-    }
+    if (session.is_root()) write_results(o, results);
   });
   return 0;
 }
