@@ -168,9 +168,17 @@ struct Store::Impl {
     precheck_file(path);
     const int version = check_with_read_only_connection();
     if (mode == Mode::read_only) {
-      if (version < kSchemaVersion)
-        throw IoError(p + " has schema version " + std::to_string(version) +
-                      "; open it once read-write (e.g. `tessera-perfdb list`) to migrate it");
+      // A reader of an older file migrates it once (one transaction), so upgrading
+      // tessera never strands an app between old data and a missing benchmark.
+      if (version < kSchemaVersion) {
+        try {
+          db = std::make_unique<Db>(p, SQLITE_OPEN_READWRITE);
+          initialise();
+        } catch (const IoError& e) {
+          throw IoError(p + " has schema version " + std::to_string(version) +
+                        " and cannot be migrated here: " + e.what());
+        }
+      }
       db = std::make_unique<Db>(p, SQLITE_OPEN_READONLY);
       db->exec("PRAGMA foreign_keys = ON");
       return;

@@ -33,7 +33,8 @@ class Store {
  public:
   enum class Mode {
     read_write,  ///< create the file (and parent directory) if missing; migrate older schemas
-    read_only,   ///< the file must exist and have the current schema; nothing is written
+    read_only,   ///< the file must exist; nothing is written except a one-time migration
+                 ///< of an older schema (refused with IoError if that is impossible)
   };
 
   /// Open (and in read_write mode create/migrate) the database at `path`.
@@ -81,7 +82,8 @@ class Store {
   /// Mark a running run complete (ended_at = now) in one atomic statement.
   /// Throws InvalidArgument if the run is not `running`.
   void finish_run(Id run);
-  /// Mark a run failed with a reason (no-op for a run already failed).
+  /// Mark a running run failed with a reason (ended_at = now). A run already complete or
+  /// failed is left as it is. Throws InvalidArgument if the run is unknown.
   void mark_failed(Id run, std::string_view reason);
 
   /// Runs of one machine (all machines if nullopt), oldest first.
