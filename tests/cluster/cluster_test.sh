@@ -2,12 +2,16 @@
 # CTest driver for the emulated cluster (label "cluster").
 #
 #   cluster_test.sh levels CLUSTER_SCRIPT
-#       2 nodes x 2 ranks, tbf 1gbit: the probe must see 2 nodes, vader inside a node,
-#       tcp over the bridge between nodes, and an inter-node full-path time (1 MiB)
-#       clearly above the intra-node one.
+#       2 nodes x 2 ranks, tbf 100mbit: the probe must see 2 nodes, vader inside a
+#       node, tcp over the bridge between nodes, and an inter-node full-path time (1 MiB)
+#       at least twice the intra-node one. 100mbit because this machine is shared: with
+#       compiles running beside it, intra-node 1 MiB round trips reached ~10 ms, as much
+#       as a 1gbit wire takes; at 100mbit the wire alone takes 84 ms.
 #   cluster_test.sh bench CLUSTER_SCRIPT TESSERA_BENCH
-#       the same cluster running `tessera-bench --quick`: the perfdb must hold full-path
-#       rows for both levels, and at the largest size both have, inter > intra.
+#       2 nodes x 2 ranks at 1gbit running `tessera-bench --quick --modes p3pc`: the
+#       perfdb must hold full-path rows for both levels, and at the largest size both
+#       have, inter > 1.5 x intra. (Only P-3PC, with a 40 s budget: the full path is what
+#       is checked, and plain --quick ran out of its budget with 4 ranks on 2 cores.)
 #
 # Never skips: without root it FAILS (CI runs as root). Whatever happens, the cluster
 # that this test's run made is removed (tessera-cluster traps signals itself; the EXIT
@@ -79,7 +83,8 @@ case $mode in
         command -v sqlite3 >/dev/null || fail "sqlite3 not found (apt-get install sqlite3)"
         db=$tmp/perfdb.sqlite
         rc=0
-        cluster_run run "${link[@]}" --timeout 90 -- "$bench" --quick --perfdb "$db" || rc=$?
+        cluster_run run "${link[@]}" --rate 1gbit --timeout 90 -- \
+            "$bench" --quick --modes p3pc --max-seconds 40 --no-progress --perfdb "$db" || rc=$?
         ((rc == 0)) || fail "tessera-bench on the cluster failed (exit $rc)"
         # Full path, contiguous, at the largest size measured at both levels.
         query="WITH f AS (SELECT level, bytes, median_us FROM p3pc
