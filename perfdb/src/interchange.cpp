@@ -56,8 +56,8 @@ std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
       for (char c : line)
         if (c != ' ' && c != '\t') compact += c;
       if (compact != kCsvHeader)
-        fail(line_no, "bad header '" + std::string(line) + "' (expected '" +
-                          std::string(kCsvHeader) + "')");
+        fail(line_no,
+             "bad header '" + std::string(line) + "' (expected '" + std::string(kCsvHeader) + "')");
       header_seen = true;
       continue;
     }
@@ -65,13 +65,14 @@ std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
     std::size_t start = 0;
     while (true) {
       auto comma = line.find(',', start);
-      f.push_back(trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+      f.push_back(
+          trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
     if (f.size() != 4)
-      fail(line_no, "expected 4 fields (path,layout,floats,time_us), got " +
-                        std::to_string(f.size()));
+      fail(line_no,
+           "expected 4 fields (path,layout,floats,time_us), got " + std::to_string(f.size()));
     const std::string where = src + ":" + std::to_string(line_no);
     P3pcSample s;
     s.level = level;
@@ -99,8 +100,8 @@ std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
     out.push_back(s);
   }
   if (in.bad()) throw IoError(src + ": read error");
-  if (!header_seen) throw InvalidArgument(src + ": empty file (expected header '" +
-                                          std::string(kCsvHeader) + "')");
+  if (!header_seen)
+    throw InvalidArgument(src + ": empty file (expected header '" + std::string(kCsvHeader) + "')");
   if (out.empty()) throw InvalidArgument(src + ": no measurements after the header");
   return out;
 }
@@ -108,8 +109,9 @@ std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
 std::vector<P3pcSample> csv_view(std::span<const P3pcSample> samples, Level level) {
   // Rank candidates for one (path, layout, bytes): the paper's shape first.
   auto rank = [](const P3pcSample& s) {
-    const bool paper = s.layout == Layout::cc ? s.blocks == 1
-                                              : s.blocks == kPaperBlocks && s.block_stride_bytes == 0;
+    const bool paper = s.layout == Layout::cc
+                           ? s.blocks == 1
+                           : s.blocks == kPaperBlocks && s.block_stride_bytes == 0;
     return std::tuple(paper ? 0 : 1, s.blocks, s.block_stride_bytes);
   };
   std::map<std::tuple<Path, Layout, std::int64_t>, P3pcSample> best;
@@ -117,8 +119,10 @@ std::vector<P3pcSample> csv_view(std::span<const P3pcSample> samples, Level leve
     if (s.level != level || s.bytes % 4 != 0) continue;
     auto key = std::tuple(s.path, s.layout, s.bytes);
     auto it = best.find(key);
-    if (it == best.end()) best.emplace(key, s);
-    else if (rank(s) < rank(it->second)) it->second = s;
+    if (it == best.end())
+      best.emplace(key, s);
+    else if (rank(s) < rank(it->second))
+      it->second = s;
   }
   std::vector<P3pcSample> out;
   for (auto& [k, s] : best) out.push_back(s);
@@ -135,8 +139,8 @@ Level default_csv_level(std::span<const P3pcSample> samples) {
 void write_p3pc_csv(std::ostream& out, std::span<const P3pcSample> samples, Level level) {
   out << kCsvHeader << '\n';
   for (const auto& s : csv_view(samples, level))
-    out << detail::path_name(s.path) << ',' << detail::layout_name(s.layout) << ','
-        << s.bytes / 4 << ',' << shortest(s.median_us) << '\n';
+    out << detail::path_name(s.path) << ',' << detail::layout_name(s.layout) << ',' << s.bytes / 4
+        << ',' << shortest(s.median_us) << '\n';
 }
 
 // ---- JSON ------------------------------------------------------------------------
@@ -146,11 +150,16 @@ namespace {
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json machine_json(const Machine& m) {
-  return {{"name", m.name},           {"hostname", m.hostname},
-          {"cpu_model", m.cpu_model}, {"cores", m.cores},
-          {"mpi_library", m.mpi_library}, {"mpi_version", m.mpi_version},
-          {"ranks_per_node", m.ranks_per_node}, {"nodes", m.nodes},
-          {"imported", m.imported},   {"source", m.source}};
+  return {{"name", m.name},
+          {"hostname", m.hostname},
+          {"cpu_model", m.cpu_model},
+          {"cores", m.cores},
+          {"mpi_library", m.mpi_library},
+          {"mpi_version", m.mpi_version},
+          {"ranks_per_node", m.ranks_per_node},
+          {"nodes", m.nodes},
+          {"imported", m.imported},
+          {"source", m.source}};
 }
 
 json run_json(const RunData& d) {
@@ -166,34 +175,58 @@ json run_json(const RunData& d) {
             {"note", d.run.note}};
   json& p = r["p3pc"] = json::array();
   for (const auto& s : d.p3pc)
-    p.push_back({{"level", to_string(s.level)}, {"path", detail::path_name(s.path)},
-                 {"layout", detail::layout_name(s.layout)}, {"bytes", s.bytes},
-                 {"blocks", s.blocks}, {"block_stride_bytes", s.block_stride_bytes},
-                 {"median_us", s.median_us}, {"q1_us", opt(s.q1_us)}, {"q3_us", opt(s.q3_us)},
-                 {"samples", s.samples}, {"launches", s.launches}});
+    p.push_back({{"level", to_string(s.level)},
+                 {"path", detail::path_name(s.path)},
+                 {"layout", detail::layout_name(s.layout)},
+                 {"bytes", s.bytes},
+                 {"blocks", s.blocks},
+                 {"block_stride_bytes", s.block_stride_bytes},
+                 {"median_us", s.median_us},
+                 {"q1_us", opt(s.q1_us)},
+                 {"q3_us", opt(s.q3_us)},
+                 {"samples", s.samples},
+                 {"launches", s.launches}});
   json& pl = r["placements"] = json::array();
   for (const auto& x : d.placements)
     pl.push_back({{"rank_a", x.rank_a}, {"rank_b", x.rank_b}, {"level", to_string(x.level)}});
   json& l3 = r["log3p"] = json::array();
   for (const auto& x : d.log3p)
-    l3.push_back({{"level", to_string(x.level)}, {"name", x.name}, {"size_bytes", x.size_bytes},
-                  {"stride_bytes", x.stride_bytes}, {"value_us", x.value_us},
-                  {"q1_us", opt(x.q1_us)}, {"q3_us", opt(x.q3_us)}});
+    l3.push_back({{"level", to_string(x.level)},
+                  {"name", x.name},
+                  {"size_bytes", x.size_bytes},
+                  {"stride_bytes", x.stride_bytes},
+                  {"value_us", x.value_us},
+                  {"q1_us", opt(x.q1_us)},
+                  {"q3_us", opt(x.q3_us)}});
   json& lg = r["loggp"] = json::array();
   for (const auto& x : d.loggp)
-    lg.push_back({{"level", to_string(x.level)}, {"from_bytes", x.from_bytes},
-                  {"to_bytes", x.to_bytes}, {"L_us", x.L_us}, {"o_s_us", x.o_s_us},
-                  {"o_r_us", x.o_r_us}, {"g_us", x.g_us}, {"G_us_per_byte", x.G_us_per_byte}});
+    lg.push_back({{"level", to_string(x.level)},
+                  {"from_bytes", x.from_bytes},
+                  {"to_bytes", x.to_bytes},
+                  {"L_us", x.L_us},
+                  {"o_s_us", x.o_s_us},
+                  {"o_r_us", x.o_r_us},
+                  {"g_us", x.g_us},
+                  {"G_us_per_byte", x.G_us_per_byte}});
   json& c = r["compute"] = json::array();
   for (const auto& x : d.compute)
-    c.push_back({{"operation", x.operation}, {"axis", x.axis}, {"taps", x.taps},
-                 {"tile_width", x.tile_width}, {"tile_height", x.tile_height},
-                 {"ns_per_pixel", x.ns_per_pixel}, {"q1", opt(x.q1)}, {"q3", opt(x.q3)}});
+    c.push_back({{"operation", x.operation},
+                 {"axis", x.axis},
+                 {"taps", x.taps},
+                 {"tile_width", x.tile_width},
+                 {"tile_height", x.tile_height},
+                 {"ns_per_pixel", x.ns_per_pixel},
+                 {"q1", opt(x.q1)},
+                 {"q3", opt(x.q3)}});
   json& v = r["validation"] = json::array();
   for (const auto& x : d.validation)
-    v.push_back({{"scenario", x.scenario}, {"phase", x.phase}, {"model", x.model},
-                 {"predicted_us", x.predicted_us}, {"measured_us", x.measured_us},
-                 {"q1_us", opt(x.q1_us)}, {"q3_us", opt(x.q3_us)}});
+    v.push_back({{"scenario", x.scenario},
+                 {"phase", x.phase},
+                 {"model", x.model},
+                 {"predicted_us", x.predicted_us},
+                 {"measured_us", x.measured_us},
+                 {"q1_us", opt(x.q1_us)},
+                 {"q3_us", opt(x.q3_us)}});
   return r;
 }
 
@@ -260,11 +293,13 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) throw InvalidArgument(rd.source + ": not valid JSON");
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != "tessera-perfdb")
-    throw InvalidArgument(rd.source + ": not a tessera-perfdb JSON export (no \"format\": "
-                                      "\"tessera-perfdb\")");
+    throw InvalidArgument(rd.source +
+                          ": not a tessera-perfdb JSON export (no \"format\": "
+                          "\"tessera-perfdb\")");
   if (const auto v = rd.integer(doc, "format_version", "document"); v > kFormatVersion || v < 1)
-    rd.fail("document", "format_version " + std::to_string(v) + " is not supported (this build "
-                        "reads 1)");
+    rd.fail("document", "format_version " + std::to_string(v) +
+                            " is not supported (this build "
+                            "reads 1)");
   JsonDocument out;
   const json& m = rd.field(doc, "machine", "document");
   out.machine.name = rd.str(m, "name", "machine");
@@ -275,7 +310,8 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
   out.machine.mpi_version = rd.str(m, "mpi_version", "machine");
   out.machine.ranks_per_node = static_cast<int>(rd.integer(m, "ranks_per_node", "machine"));
   out.machine.nodes = static_cast<int>(rd.integer(m, "nodes", "machine"));
-  out.machine.imported = m.contains("imported") && m["imported"].is_boolean() && m["imported"].get<bool>();
+  out.machine.imported =
+      m.contains("imported") && m["imported"].is_boolean() && m["imported"].get<bool>();
   out.machine.source = m.contains("source") ? rd.str(m, "source", "machine") : "";
 
   const json& runs = rd.array(doc, "runs", "document");

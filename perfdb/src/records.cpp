@@ -1,3 +1,5 @@
+#include "tessera/perfdb/records.hpp"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -6,7 +8,6 @@
 
 #include "names_detail.hpp"
 #include "tessera/error.hpp"
-#include "tessera/perfdb/records.hpp"
 
 namespace tessera::perfdb {
 
@@ -14,9 +15,12 @@ std::string_view to_string(Level level) { return level == Level::intra ? "intra"
 
 std::string_view to_string(RunStatus status) {
   switch (status) {
-    case RunStatus::running: return "running";
-    case RunStatus::complete: return "complete";
-    case RunStatus::failed: return "failed";
+    case RunStatus::running:
+      return "running";
+    case RunStatus::complete:
+      return "complete";
+    case RunStatus::failed:
+      return "failed";
   }
   return "failed";
 }
@@ -60,19 +64,26 @@ namespace detail {
 
 std::string_view path_name(Path p) {
   switch (p) {
-    case Path::send: return "send";
-    case Path::recv: return "recv";
-    case Path::full: return "full";
+    case Path::send:
+      return "send";
+    case Path::recv:
+      return "recv";
+    case Path::full:
+      return "full";
   }
   return "send";
 }
 
 std::string_view layout_name(Layout l) {
   switch (l) {
-    case Layout::cc: return "cc";
-    case Layout::cn: return "cn";
-    case Layout::nc: return "nc";
-    case Layout::nn: return "nn";
+    case Layout::cc:
+      return "cc";
+    case Layout::cn:
+      return "cn";
+    case Layout::nc:
+      return "nc";
+    case Layout::nn:
+      return "nn";
   }
   return "cc";
 }

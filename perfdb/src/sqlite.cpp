@@ -22,8 +22,8 @@ Db::Db(const std::string& path, int flags) : path_(path) {
   // SQLITE_OPEN_NOFOLLOW is not needed; EXRESCODE gives precise codes in messages.
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_EXRESCODE, nullptr);
   if (rc != SQLITE_OK) {
-    std::string msg = "cannot open database " + path + ": " +
-                      (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    std::string msg =
+        "cannot open database " + path + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
     sqlite3_close(db_);
     db_ = nullptr;
     throw IoError(msg);
@@ -56,12 +56,14 @@ Stmt::Stmt(Db& db, const char* sql) : db_(db) {
 Stmt::~Stmt() { sqlite3_finalize(stmt_); }
 
 Stmt& Stmt::bind(int i, std::int64_t v) {
-  if (int rc = sqlite3_bind_int64(stmt_, i, v); rc != SQLITE_OK) throw_sqlite(db_.get(), "bind", rc);
+  if (int rc = sqlite3_bind_int64(stmt_, i, v); rc != SQLITE_OK)
+    throw_sqlite(db_.get(), "bind", rc);
   return *this;
 }
 
 Stmt& Stmt::bind(int i, double v) {
-  if (int rc = sqlite3_bind_double(stmt_, i, v); rc != SQLITE_OK) throw_sqlite(db_.get(), "bind", rc);
+  if (int rc = sqlite3_bind_double(stmt_, i, v); rc != SQLITE_OK)
+    throw_sqlite(db_.get(), "bind", rc);
   return *this;
 }
 
@@ -71,9 +73,7 @@ Stmt& Stmt::bind(int i, std::string_view v) {
   return *this;
 }
 
-Stmt& Stmt::bind(int i, const std::optional<double>& v) {
-  return v ? bind(i, *v) : bind_null(i);
-}
+Stmt& Stmt::bind(int i, const std::optional<double>& v) { return v ? bind(i, *v) : bind_null(i); }
 
 Stmt& Stmt::bind_null(int i) {
   if (int rc = sqlite3_bind_null(stmt_, i); rc != SQLITE_OK) throw_sqlite(db_.get(), "bind", rc);

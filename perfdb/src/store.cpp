@@ -184,8 +184,10 @@ struct Store::Impl {
       return;
     }
     db = std::make_unique<Db>(p, SQLITE_OPEN_READWRITE);
-    if (version < kSchemaVersion) initialise();
-    else configure();
+    if (version < kSchemaVersion)
+      initialise();
+    else
+      configure();
     fail_orphaned_runs();
   }
 
@@ -199,8 +201,7 @@ struct Store::Impl {
       Stmt s(ro, "PRAGMA quick_check");
       if (s.step()) check = s.col_text(0);
     } catch (const IoError& e) {
-      throw IoError(p + " is corrupt or not a database: " +
-                    std::string(sqlite3_errmsg(ro.get())));
+      throw IoError(p + " is corrupt or not a database: " + std::string(sqlite3_errmsg(ro.get())));
     }
     if (check != "ok") throw IoError(p + " is corrupt (SQLite quick_check: " + check + ")");
     const auto app = ro.query_int("PRAGMA application_id");
@@ -208,15 +209,15 @@ struct Store::Impl {
     const auto tables = ro.query_int("SELECT count(*) FROM sqlite_schema");
     if (app != detail::kApplicationId) {
       if (app == 0 && tables == 0 && version == 0) return 0;  // empty SQLite file: ours to fill
-      throw IoError(p + " is an SQLite file of another application, not a tessera performance "
-                        "database");
+      throw IoError(p +
+                    " is an SQLite file of another application, not a tessera performance "
+                    "database");
     }
     if (version > kSchemaVersion)
       throw IoError(p + " has schema version " + std::to_string(version) +
                     ", newer than this build understands (" + std::to_string(kSchemaVersion) +
                     "); use a newer tessera");
-    if (version < 1)
-      throw IoError(p + " is a tessera database without a schema version (corrupt)");
+    if (version < 1) throw IoError(p + " is a tessera database without a schema version (corrupt)");
     return static_cast<int>(version);
   }
 
@@ -522,7 +523,8 @@ void Store::mark_failed(Id run, std::string_view reason) {
 std::vector<Run> Store::list_runs(std::optional<Id> machine_id) const {
   std::vector<Run> out;
   if (machine_id) {
-    Stmt s(*impl_->db, sql("SELECT ", kRunCols, " FROM runs WHERE machine_id = ? ORDER BY id").c_str());
+    Stmt s(*impl_->db,
+           sql("SELECT ", kRunCols, " FROM runs WHERE machine_id = ? ORDER BY id").c_str());
     s.bind(1, *machine_id);
     while (s.step()) out.push_back(read_run(s));
   } else {
@@ -542,8 +544,10 @@ std::optional<Run> Store::latest_complete_run(std::string_view machine_name,
          "WHERE m.name = ?1 AND r.status = 'complete' AND (?2 IS NULL OR r.tool = ?2) "
          "ORDER BY r.id DESC LIMIT 1");
   s.bind(1, machine_name);
-  if (tool) s.bind(2, *tool);
-  else s.bind_null(2);
+  if (tool)
+    s.bind(2, *tool);
+  else
+    s.bind_null(2);
   if (!s.step()) return std::nullopt;
   return read_run(s);
 }
@@ -578,32 +582,36 @@ RunData Store::load_run(Id run) const {
     }
   }
   {
-    Stmt s(db, "SELECT rank_a, rank_b, level FROM pair_placements WHERE run_id = ? "
-               "ORDER BY rank_a, rank_b");
+    Stmt s(db,
+           "SELECT rank_a, rank_b, level FROM pair_placements WHERE run_id = ? "
+           "ORDER BY rank_a, rank_b");
     s.bind(1, run);
     while (s.step())
       d.placements.push_back({static_cast<int>(s.col_int(0)), static_cast<int>(s.col_int(1)),
                               parse_level(s.col_text(2))});
   }
   {
-    Stmt s(db, "SELECT level, name, size_bytes, stride_bytes, value_us, q1_us, q3_us "
-               "FROM log3p_params WHERE run_id = ? ORDER BY rowid");
+    Stmt s(db,
+           "SELECT level, name, size_bytes, stride_bytes, value_us, q1_us, q3_us "
+           "FROM log3p_params WHERE run_id = ? ORDER BY rowid");
     s.bind(1, run);
     while (s.step())
       d.log3p.push_back({parse_level(s.col_text(0)), s.col_text(1), s.col_int(2), s.col_int(3),
                          s.col_double(4), s.col_opt_double(5), s.col_opt_double(6)});
   }
   {
-    Stmt s(db, "SELECT level, from_bytes, to_bytes, L_us, o_s_us, o_r_us, g_us, G_us_per_byte "
-               "FROM loggp_ranges WHERE run_id = ? ORDER BY rowid");
+    Stmt s(db,
+           "SELECT level, from_bytes, to_bytes, L_us, o_s_us, o_r_us, g_us, G_us_per_byte "
+           "FROM loggp_ranges WHERE run_id = ? ORDER BY rowid");
     s.bind(1, run);
     while (s.step())
       d.loggp.push_back({parse_level(s.col_text(0)), s.col_int(1), s.col_int(2), s.col_double(3),
                          s.col_double(4), s.col_double(5), s.col_double(6), s.col_double(7)});
   }
   {
-    Stmt s(db, "SELECT operation, axis, taps, tile_width, tile_height, ns_per_pixel, q1, q3 "
-               "FROM compute_costs WHERE run_id = ? ORDER BY rowid");
+    Stmt s(db,
+           "SELECT operation, axis, taps, tile_width, tile_height, ns_per_pixel, q1, q3 "
+           "FROM compute_costs WHERE run_id = ? ORDER BY rowid");
     s.bind(1, run);
     while (s.step())
       d.compute.push_back({s.col_text(0), s.col_text(1), static_cast<int>(s.col_int(2)),
@@ -611,8 +619,9 @@ RunData Store::load_run(Id run) const {
                            s.col_double(5), s.col_opt_double(6), s.col_opt_double(7)});
   }
   {
-    Stmt s(db, "SELECT scenario, phase, model, predicted_us, measured_us, q1_us, q3_us "
-               "FROM validations WHERE run_id = ? ORDER BY rowid");
+    Stmt s(db,
+           "SELECT scenario, phase, model, predicted_us, measured_us, q1_us, q3_us "
+           "FROM validations WHERE run_id = ? ORDER BY rowid");
     s.bind(1, run);
     while (s.step())
       d.validation.push_back({s.col_text(0), s.col_text(1), s.col_text(2), s.col_double(3),
@@ -662,7 +671,8 @@ void Store::delete_machine(Id machine) {
   impl_->require_writable();
   Stmt s(*impl_->db, "DELETE FROM machines WHERE id = ?");
   s.bind(1, machine).run();
-  if (impl_->db->changes() != 1) throw InvalidArgument("no machine with id " + std::to_string(machine));
+  if (impl_->db->changes() != 1)
+    throw InvalidArgument("no machine with id " + std::to_string(machine));
 }
 
 }  // namespace tessera::perfdb

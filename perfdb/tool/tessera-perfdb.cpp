@@ -65,7 +65,8 @@ std::string fmt_us(double v) {
 std::string size_label(std::int64_t bytes) {
   if (bytes % 4 != 0) return std::to_string(bytes) + "B";
   const auto floats = bytes / 4;
-  if (floats != 0 && floats % (1024 * 1024) == 0) return std::to_string(floats / (1024 * 1024)) + "M";
+  if (floats != 0 && floats % (1024 * 1024) == 0)
+    return std::to_string(floats / (1024 * 1024)) + "M";
   if (floats != 0 && floats % 1024 == 0) return std::to_string(floats / 1024) + "K";
   return std::to_string(floats);
 }
@@ -82,8 +83,10 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {
       const std::string pad(width[i] - r[i].size(), ' ');
-      if (i == 0) line += r[i] + pad;
-      else line += "  " + pad + r[i];
+      if (i == 0)
+        line += r[i] + pad;
+      else
+        line += "  " + pad + r[i];
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << '\n';
@@ -126,10 +129,14 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
             const P3pcSample* s = nullptr;
             if (it != cell.end())
               if (auto j = it->second.find(b); j != it->second.end()) s = &j->second;
-            if (!s) row.push_back("-");
-            else if (!quartiles) row.push_back(fmt_us(s->median_us));
-            else if (s->q1_us && s->q3_us) row.push_back(fmt_us(*s->q1_us) + ".." + fmt_us(*s->q3_us));
-            else row.push_back("-");
+            if (!s)
+              row.push_back("-");
+            else if (!quartiles)
+              row.push_back(fmt_us(s->median_us));
+            else if (s->q1_us && s->q3_us)
+              row.push_back(fmt_us(*s->q1_us) + ".." + fmt_us(*s->q3_us));
+            else
+              row.push_back("-");
           }
           rows.push_back(row);
         }
@@ -144,9 +151,9 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
     }
   }
   // Samples the Table-1 view leaves out (other block counts or strides, odd sizes).
-  std::vector<std::vector<std::string>> rows{
-      {"level", "path", "layout", "bytes", "blocks", "stride_B", "median_us", "q1_us", "q3_us",
-       "samples", "launches"}};
+  std::vector<std::vector<std::string>> rows{{"level", "path", "layout", "bytes", "blocks",
+                                              "stride_B", "median_us", "q1_us", "q3_us", "samples",
+                                              "launches"}};
   for (Level level : {Level::intra, Level::inter}) {
     const auto view = csv_view(all, level);
     for (const auto& s : all) {
@@ -158,9 +165,8 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
       if (shown) continue;
       rows.push_back({std::string(to_string(s.level)), name_of(s.path), name_of(s.layout),
                       std::to_string(s.bytes), std::to_string(s.blocks),
-                      std::to_string(s.block_stride_bytes), fmt_us(s.median_us),
-                      opt_text(s.q1_us), opt_text(s.q3_us), std::to_string(s.samples),
-                      std::to_string(s.launches)});
+                      std::to_string(s.block_stride_bytes), fmt_us(s.median_us), opt_text(s.q1_us),
+                      opt_text(s.q3_us), std::to_string(s.samples), std::to_string(s.launches)});
     }
   }
   if (rows.size() > 1) {
@@ -172,9 +178,8 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
 void show_run(std::ostream& out, const RunData& d) {
   const auto& m = d.machine;
   out << "Run " << d.run.id << " of machine '" << m.name << "'" << (m.imported ? " (imported)" : "")
-      << ": " << d.run.tool << " " << d.run.tool_version << ", " << to_string(d.run.status)
-      << ", " << d.run.started_at << " .. " << (d.run.ended_at.empty() ? "?" : d.run.ended_at)
-      << "\n";
+      << ": " << d.run.tool << " " << d.run.tool_version << ", " << to_string(d.run.status) << ", "
+      << d.run.started_at << " .. " << (d.run.ended_at.empty() ? "?" : d.run.ended_at) << "\n";
   out << "Machine: host " << (m.hostname.empty() ? "?" : m.hostname) << ", CPU "
       << (m.cpu_model.empty() ? "?" : m.cpu_model) << ", " << m.cores << " cores, MPI "
       << (m.mpi_library.empty() ? "?" : m.mpi_library + " " + m.mpi_version) << ", "
@@ -187,8 +192,8 @@ void show_run(std::ostream& out, const RunData& d) {
     out << "\nRank pair placement\n";
     std::vector<std::vector<std::string>> rows{{"rank_a", "rank_b", "level"}};
     for (const auto& p : d.placements)
-      rows.push_back({std::to_string(p.rank_a), std::to_string(p.rank_b),
-                      std::string(to_string(p.level))});
+      rows.push_back(
+          {std::to_string(p.rank_a), std::to_string(p.rank_b), std::string(to_string(p.level))});
     print_table(out, rows);
   }
   if (!d.log3p.empty()) {
@@ -252,8 +257,8 @@ Machine select_machine(const Store& store, const Options& o) {
   if (all.empty()) throw InvalidArgument("no machines in " + store.path().string());
   std::string names;
   for (const auto& m : all) names += (names.empty() ? "" : ", ") + m.name;
-  throw InvalidArgument("no machine named '" + local.name + "'; pick one with --machine (" +
-                        names + ")");
+  throw InvalidArgument("no machine named '" + local.name + "'; pick one with --machine (" + names +
+                        ")");
 }
 
 Run select_run(const Store& store, const Options& o) {
@@ -312,8 +317,8 @@ Store open_existing(const fs::path& path) {
   if (!fs::exists(path, ec))
     throw IoError("no performance database at " + path.string() +
                   " (run the benchmarker, import one, or pass --perfdb PATH)");
-  return Store(path, ::access(path.c_str(), W_OK) == 0 ? Store::Mode::read_write
-                                                        : Store::Mode::read_only);
+  return Store(
+      path, ::access(path.c_str(), W_OK) == 0 ? Store::Mode::read_write : Store::Mode::read_only);
 }
 
 int cmd_list(const Options& o, const fs::path& db) {
@@ -322,14 +327,16 @@ int cmd_list(const Options& o, const fs::path& db) {
   std::vector<std::vector<std::string>> rows{
       {"name", "host", "cpu", "cores", "mpi", "ranks/node", "nodes", "origin"}};
   std::vector<Machine> machines;
-  if (o.machine) machines.push_back(select_machine(store, o));
-  else machines = store.list_machines();
+  if (o.machine)
+    machines.push_back(select_machine(store, o));
+  else
+    machines = store.list_machines();
   for (const auto& m : machines)
-    rows.push_back({m.name, m.hostname.empty() ? "-" : m.hostname,
-                    m.cpu_model.empty() ? "-" : m.cpu_model, std::to_string(m.cores),
-                    m.mpi_library.empty() ? "-" : m.mpi_library + " " + m.mpi_version,
-                    std::to_string(m.ranks_per_node), std::to_string(m.nodes),
-                    m.imported ? "imported" + (m.source.empty() ? "" : " " + m.source) : "measured"});
+    rows.push_back(
+        {m.name, m.hostname.empty() ? "-" : m.hostname, m.cpu_model.empty() ? "-" : m.cpu_model,
+         std::to_string(m.cores), m.mpi_library.empty() ? "-" : m.mpi_library + " " + m.mpi_version,
+         std::to_string(m.ranks_per_node), std::to_string(m.nodes),
+         m.imported ? "imported" + (m.source.empty() ? "" : " " + m.source) : "measured"});
   print_table(std::cout, rows);
   std::cout << "\nRuns\n";
   std::vector<std::vector<std::string>> runs{
@@ -413,7 +420,8 @@ int cmd_import(const Options& o, const fs::path& db) {
     auto doc = from_json(read_file(file), file);
     machine = doc.machine;
     if (o.machine) machine.name = *o.machine;
-    if (machine.name.empty()) throw UsageError("the JSON file names no machine; pass --machine NAME");
+    if (machine.name.empty())
+      throw UsageError("the JSON file names no machine; pass --machine NAME");
     if (machine.source.empty()) machine.source = "json " + abs;
     runs = std::move(doc.runs);
   }
@@ -445,21 +453,19 @@ int run_cli(int argc, char** argv) {
   std::vector<std::string> args;
   Options o;
   std::string run_text;
-  desc.add_options()
-      ("help,h", "show this help")
-      ("version", "show the version")
-      ("perfdb", po::value<std::string>(), "database file (default: $TESSERA_PERFDB, else "
-                                          "$XDG_DATA_HOME/tessera/perfdb.sqlite, else "
-                                          "~/.local/share/tessera/perfdb.sqlite)")
-      ("machine", po::value<std::string>(), "machine name")
-      ("run", po::value<std::string>(&run_text), "run id")
-      ("csv", po::value<std::string>()->implicit_value(""), "SPEC P-3PC CSV (import: the file)")
-      ("json", po::value<std::string>()->implicit_value(""), "JSON (import: the file)")
-      ("output,o", po::value<std::string>(), "export: write FILE instead of stdout")
-      ("level", po::value<std::string>(), "intra|inter: which P-3PC table CSV carries "
-                                          "(export default: inter if measured, else intra; "
-                                          "import default: inter)")
-      ("replace", "import: replace a machine of the same name");
+  desc.add_options()("help,h", "show this help")("version", "show the version")(
+      "perfdb", po::value<std::string>(),
+      "database file (default: $TESSERA_PERFDB, else "
+      "$XDG_DATA_HOME/tessera/perfdb.sqlite, else "
+      "~/.local/share/tessera/perfdb.sqlite)")("machine", po::value<std::string>(), "machine name")(
+      "run", po::value<std::string>(&run_text), "run id")(
+      "csv", po::value<std::string>()->implicit_value(""), "SPEC P-3PC CSV (import: the file)")(
+      "json", po::value<std::string>()->implicit_value(""), "JSON (import: the file)")(
+      "output,o", po::value<std::string>(), "export: write FILE instead of stdout")(
+      "level", po::value<std::string>(),
+      "intra|inter: which P-3PC table CSV carries "
+      "(export default: inter if measured, else intra; "
+      "import default: inter)")("replace", "import: replace a machine of the same name");
   po::options_description hidden;
   hidden.add_options()("args", po::value<std::vector<std::string>>(&args));
   po::options_description all;
@@ -481,7 +487,8 @@ int run_cli(int argc, char** argv) {
     std::cout << "tessera-perfdb " << TESSERA_VERSION << " (schema " << kSchemaVersion << ")\n";
     return 0;
   }
-  if (args.empty()) throw UsageError("missing command (list, show, export, import, delete); see --help");
+  if (args.empty())
+    throw UsageError("missing command (list, show, export, import, delete); see --help");
   o.command = args.front();
   auto get = [&](const char* k) -> std::optional<std::string> {
     if (!vm.count(k)) return std::nullopt;
@@ -524,7 +531,8 @@ int run_cli(int argc, char** argv) {
   if (o.command == "export") return cmd_export(o, db);
   if (o.command == "import") return cmd_import(o, db);
   if (o.command == "delete") return cmd_delete(o, db);
-  throw UsageError("unknown command '" + o.command + "' (expected list, show, export, import or delete)");
+  throw UsageError("unknown command '" + o.command +
+                   "' (expected list, show, export, import or delete)");
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // SPEC CSV and JSON: parsing, validation, and round trips through files and databases.
+#include "tessera/perfdb/interchange.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "tessera/error.hpp"
-#include "tessera/perfdb/interchange.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "test_util.hpp"
 

@@ -1,9 +1,10 @@
 // Schema version, WAL, migration from older versions, and refusal of files that are not
 // (sound) tessera databases — refused files must stay byte-for-byte unchanged.
+#include "schema.hpp"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "schema.hpp"
 #include "sqlite.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
@@ -89,11 +90,13 @@ TEST(PerfdbSchema, MigratesVersion1KeepingData) {
     db.exec("BEGIN");
     detail::migrate(db, 1);
     db.exec("INSERT INTO machines (name) VALUES ('old')");
-    db.exec("INSERT INTO runs (machine_id, tool, started_at, ended_at, status) "
-            "VALUES (1, 'tessera-bench', '2025-01-01T00:00:00Z', '2025-01-01T00:01:00Z', "
-            "'complete')");
-    db.exec("INSERT INTO p3pc (run_id, level, path, layout, bytes, blocks, block_stride_bytes, "
-            "median_us) VALUES (1, 'inter', 'send', 'cc', 4096, 1, 0, 12.5)");
+    db.exec(
+        "INSERT INTO runs (machine_id, tool, started_at, ended_at, status) "
+        "VALUES (1, 'tessera-bench', '2025-01-01T00:00:00Z', '2025-01-01T00:01:00Z', "
+        "'complete')");
+    db.exec(
+        "INSERT INTO p3pc (run_id, level, path, layout, bytes, blocks, block_stride_bytes, "
+        "median_us) VALUES (1, 'inter', 'send', 'cc', 4096, 1, 0, 12.5)");
     db.exec("COMMIT");
   }
   ASSERT_EQ(pragma(path, "PRAGMA user_version"), 1);

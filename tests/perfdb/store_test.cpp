@@ -1,15 +1,15 @@
 // Store behaviour: round trips, run life cycle, interruption, concurrency, deletion.
+#include "tessera/perfdb/store.hpp"
+
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sys/resource.h>
 
 #include <csignal>
 #include <cstdlib>
 
 #include "tessera/error.hpp"
-#include "tessera/perfdb/store.hpp"
 #include "test_util.hpp"
 
 namespace tessera::perfdb {
@@ -330,8 +330,8 @@ TEST(PerfdbStore, ImportMachineIsAllOrNothingAndRefusesNameClash) {
 TEST(PerfdbPaths, DefaultFollowsEnvironment) {
   const char* keep[] = {"TESSERA_PERFDB", "XDG_DATA_HOME", "HOME"};
   std::vector<std::optional<std::string>> saved;
-  for (auto k : keep) saved.push_back(std::getenv(k) ? std::optional<std::string>(std::getenv(k))
-                                                     : std::nullopt);
+  for (auto k : keep)
+    saved.push_back(std::getenv(k) ? std::optional<std::string>(std::getenv(k)) : std::nullopt);
   ::setenv("TESSERA_PERFDB", "/x/db.sqlite", 1);
   ::setenv("XDG_DATA_HOME", "/xdg", 1);
   ::setenv("HOME", "/home/u", 1);
@@ -343,8 +343,10 @@ TEST(PerfdbPaths, DefaultFollowsEnvironment) {
   EXPECT_EQ(resolve_perfdb_path(std::string("/cli.sqlite")), "/cli.sqlite");
   EXPECT_EQ(resolve_perfdb_path(std::nullopt), "/home/u/.local/share/tessera/perfdb.sqlite");
   for (std::size_t i = 0; i < saved.size(); ++i) {
-    if (saved[i]) ::setenv(keep[i], saved[i]->c_str(), 1);
-    else ::unsetenv(keep[i]);
+    if (saved[i])
+      ::setenv(keep[i], saved[i]->c_str(), 1);
+    else
+      ::unsetenv(keep[i]);
   }
 }
 

@@ -4,14 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <tuple>
-#include <vector>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "tessera/perfdb/records.hpp"
 
@@ -44,8 +43,8 @@ inline bool operator==(const ComputeCost& a, const ComputeCost& b) {
 }
 inline bool operator==(const ValidationRecord& a, const ValidationRecord& b) {
   return a.scenario == b.scenario && a.phase == b.phase && a.model == b.model &&
-         a.predicted_us == b.predicted_us && a.measured_us == b.measured_us &&
-         a.q1_us == b.q1_us && a.q3_us == b.q3_us;
+         a.predicted_us == b.predicted_us && a.measured_us == b.measured_us && a.q1_us == b.q1_us &&
+         a.q3_us == b.q3_us;
 }
 
 inline void expect_same_records(const RunData& a, const RunData& b) {
@@ -102,8 +101,8 @@ inline RunData sample_run_data() {
   d.p3pc = {
       {Level::intra, Path::send, Layout::cc, 0, 1, 0, 1.25, 1.0, 1.5, 100, 3},
       {Level::intra, Path::full, Layout::nn, 4096, 100, 0, 42.5, std::nullopt, std::nullopt, 0, 0},
-      {Level::inter, Path::recv, Layout::cn, 409600, 100, 8192, 1234.5678901234567, 1200.0,
-       1250.0, 50, 2},
+      {Level::inter, Path::recv, Layout::cn, 409600, 100, 8192, 1234.5678901234567, 1200.0, 1250.0,
+       50, 2},
   };
   d.placements = {{0, 1, Level::intra}, {0, 2, Level::inter}};
   d.log3p = {{Level::intra, "T_mem", 1024, 0, 0.5, 0.4, 0.6},

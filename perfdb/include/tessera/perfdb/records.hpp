@@ -35,16 +35,16 @@ RunStatus parse_run_status(std::string_view name);
 /// to the host name. MPI fields are empty/0 until a benchmarker fills them.
 struct Machine {
   Id id = 0;
-  std::string name;            ///< unique in a database
+  std::string name;  ///< unique in a database
   std::string hostname;
   std::string cpu_model;
-  int cores = 0;               ///< logical cores per node
-  std::string mpi_library;     ///< e.g. "Open MPI"
-  std::string mpi_version;     ///< e.g. "4.1.4"
-  int ranks_per_node = 0;      ///< 0 = unknown
-  int nodes = 0;               ///< 0 = unknown
-  bool imported = false;       ///< true if it came from `tessera-perfdb import`
-  std::string source;          ///< free text: where an imported machine came from
+  int cores = 0;            ///< logical cores per node
+  std::string mpi_library;  ///< e.g. "Open MPI"
+  std::string mpi_version;  ///< e.g. "4.1.4"
+  int ranks_per_node = 0;   ///< 0 = unknown
+  int nodes = 0;            ///< 0 = unknown
+  bool imported = false;    ///< true if it came from `tessera-perfdb import`
+  std::string source;       ///< free text: where an imported machine came from
 };
 
 /// The local machine as far as it is known without MPI: name = hostname = host name,
@@ -57,13 +57,13 @@ Machine local_machine();
 struct Run {
   Id id = 0;
   Id machine_id = 0;
-  std::string tool;            ///< "tessera-bench", "import", "tessera-validate", ...
+  std::string tool;  ///< "tessera-bench", "import", "tessera-validate", ...
   std::string tool_version;
-  std::string config;          ///< JSON text describing the configuration ("{}" if none)
+  std::string config;  ///< JSON text describing the configuration ("{}" if none)
   std::string started_at;
   std::string ended_at;
   RunStatus status = RunStatus::running;
-  std::string note;            ///< why a run failed, where an import came from, ...
+  std::string note;  ///< why a run failed, where an import came from, ...
 };
 
 /// One P-3PC measurement T_{path,layout}(bytes): a total time, constant included
@@ -72,14 +72,14 @@ struct P3pcSample {
   Level level = Level::inter;
   Path path = Path::send;
   Layout layout = Layout::cc;
-  std::int64_t bytes = 0;              ///< message size in bytes (floats * 4)
-  int blocks = 1;                      ///< blocks of a noncontiguous side (paper: 100); 1 for cc
-  std::int64_t block_stride_bytes = 0; ///< 0 = the paper's default spacing (2x block size)
+  std::int64_t bytes = 0;               ///< message size in bytes (floats * 4)
+  int blocks = 1;                       ///< blocks of a noncontiguous side (paper: 100); 1 for cc
+  std::int64_t block_stride_bytes = 0;  ///< 0 = the paper's default spacing (2x block size)
   double median_us = 0;
-  std::optional<double> q1_us;         ///< first quartile, if measured
-  std::optional<double> q3_us;         ///< third quartile, if measured
-  int samples = 0;                     ///< timed repetitions behind the median (0 = unknown)
-  int launches = 0;                    ///< independent launches pooled (0 = unknown)
+  std::optional<double> q1_us;  ///< first quartile, if measured
+  std::optional<double> q3_us;  ///< third quartile, if measured
+  int samples = 0;              ///< timed repetitions behind the median (0 = unknown)
+  int launches = 0;             ///< independent launches pooled (0 = unknown)
 };
 
 /// Whether ranks a and b of the measurement job shared a node.
@@ -95,7 +95,7 @@ struct Log3pParam {
   Level level = Level::intra;
   std::string name;
   std::int64_t size_bytes = 0;
-  std::int64_t stride_bytes = 0;       ///< 0 = contiguous
+  std::int64_t stride_bytes = 0;  ///< 0 = contiguous
   double value_us = 0;
   std::optional<double> q1_us;
   std::optional<double> q3_us;
@@ -116,24 +116,24 @@ struct LoggpRange {
 
 /// Measured cost of a compute kernel on one tile, in nanoseconds per output pixel.
 struct ComputeCost {
-  std::string operation = "filter";    ///< e.g. "filter" (1-D Gaussian pass)
-  std::string axis;                    ///< "x" or "y"
-  int taps = 0;                        ///< 1-D kernel size
-  int tile_width = 0;                  ///< pixels
-  int tile_height = 0;                 ///< pixels
+  std::string operation = "filter";  ///< e.g. "filter" (1-D Gaussian pass)
+  std::string axis;                  ///< "x" or "y"
+  int taps = 0;                      ///< 1-D kernel size
+  int tile_width = 0;                ///< pixels
+  int tile_height = 0;               ///< pixels
   double ns_per_pixel = 0;
-  std::optional<double> q1;            ///< ns per pixel
-  std::optional<double> q3;            ///< ns per pixel
+  std::optional<double> q1;  ///< ns per pixel
+  std::optional<double> q3;  ///< ns per pixel
 };
 
 /// A prediction compared with a measurement, for a later validation tool.
 struct ValidationRecord {
-  std::string scenario;                ///< JSON text (grid, algorithms, image size, ...)
-  std::string phase;                   ///< "scatter", "exchange", "compute", "gather", "total"
-  std::string model;                   ///< "p3pc", "loggp-star", ...
+  std::string scenario;  ///< JSON text (grid, algorithms, image size, ...)
+  std::string phase;     ///< "scatter", "exchange", "compute", "gather", "total"
+  std::string model;     ///< "p3pc", "loggp-star", ...
   double predicted_us = 0;
   double measured_us = 0;
-  std::optional<double> q1_us;         ///< spread of the measurement
+  std::optional<double> q1_us;  ///< spread of the measurement
   std::optional<double> q3_us;
 };
 
