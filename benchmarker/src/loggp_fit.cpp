@@ -37,24 +37,39 @@ LinearFit fit_line(std::span<const Point> points) {
   return f;
 }
 
+namespace {
+
+// Netgauge's deviation measured in relative residuals (r_i / y_i). On a geometric sweep
+// with noise proportional to the value, absolute residuals double with every size step
+// and would look like a protocol change at every few sizes; relative ones stay level
+// until the law really changes.
+double relative_deviation(std::span<const Point> points) {
+  const LinearFit f = fit_line(points);
+  if (points.size() <= 2) return 0;
+  double ss = 0;
+  for (const Point& p : points) {
+    const double r = (f.intercept + f.slope * p.x - p.y) / (p.y != 0 ? std::abs(p.y) : 1.0);
+    ss += r * r;
+  }
+  return std::sqrt(ss / double(points.size() - 2));
+}
+
+}  // namespace
+
 std::vector<std::size_t> protocol_ranges(std::span<const Point> points, int lookahead,
                                          double pfact) {
   std::vector<std::size_t> starts{0};
   const std::size_t n = points.size();
   if (lookahead < 1) return starts;
   const auto la = std::size_t(lookahead);
-  // A perfect line has deviation 0 and any rounding would then look like a change;
-  // a floor relative to the values keeps exact (synthetic or quantised) data stable.
-  double scale = 0;
-  for (const Point& p : points) scale = std::max(scale, std::abs(p.y));
-  const double floor = 1e-9 * scale;
+  // A perfect line has deviation 0 and any rounding would then look like a change.
+  constexpr double floor = 1e-9;
   std::size_t last = 0;
   for (std::size_t cur = last + 2; cur + la < n; ++cur) {
-    const double base =
-        std::max(fit_line(points.subspan(last, cur - last + 1)).deviation, floor);
+    const double base = std::max(relative_deviation(points.subspan(last, cur - last + 1)), floor);
     bool change = true;
     for (std::size_t j = 1; j <= la && change; ++j)
-      change = fit_line(points.subspan(last, cur + j - last + 1)).deviation > pfact * base;
+      change = relative_deviation(points.subspan(last, cur + j - last + 1)) > pfact * base;
     if (change) {
       last = cur + 1;
       starts.push_back(last);

@@ -27,7 +27,9 @@ LinearFit fit_line(std::span<const Point> points);
 /// Indices where protocol ranges start (always begins with 0), for points sorted by x.
 /// A change is declared after point `current` when the fit deviation over
 /// [last_change, current + j] exceeds pfact times that over [last_change, current] for
-/// every j in 1..lookahead (the paper's look-ahead rule; defaults 5 and 2).
+/// every j in 1..lookahead (the paper's look-ahead rule; defaults 5 and 2). Unlike
+/// Netgauge, the deviation is taken over relative residuals (r_i / y_i), so noise that
+/// grows with the value along a geometric sweep does not pass for a protocol change.
 std::vector<std::size_t> protocol_ranges(std::span<const Point> points, int lookahead = 5,
                                          double pfact = 2.0);
 

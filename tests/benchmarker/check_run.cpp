@@ -1,0 +1,89 @@
+// Checks what `tessera-bench` left in a database. Usage: check_run --gtest_filter=TEST DB
+//   BenchRun.QuickRunIsCompleteWithAllTwelveP3pcCells  the latest run is a complete
+//       tessera-bench run with every P-3PC cell at >= 5 sizes, all positive, and the
+//       other modes' records
+//   BenchRun.FailedRunIsNeverComplete  the database holds a failed run and no complete one
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "tessera/perfdb/store.hpp"
+
+namespace pdb = tessera::perfdb;
+
+namespace {
+
+std::string g_db;
+
+pdb::RunData latest_bench_run(const pdb::Store& store) {
+  const auto runs = store.list_runs();
+  EXPECT_FALSE(runs.empty());
+  if (runs.empty()) return {};
+  return store.load_run(runs.back().id);
+}
+
+}  // namespace
+
+TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
+  pdb::Store store(g_db, pdb::Store::Mode::read_only);
+  const auto data = latest_bench_run(store);
+  EXPECT_EQ(data.run.tool, "tessera-bench");
+  EXPECT_EQ(data.run.status, pdb::RunStatus::complete);
+  EXPECT_FALSE(data.run.ended_at.empty());
+
+  std::map<std::pair<tessera::Path, tessera::Layout>, std::set<std::int64_t>> sizes;
+  for (const auto& s : data.p3pc) {
+    EXPECT_GT(s.median_us, 0) << to_string(s.path) << "," << to_string(s.layout) << " " << s.bytes;
+    ASSERT_TRUE(s.q1_us && s.q3_us);
+    EXPECT_LE(*s.q1_us, s.median_us);
+    EXPECT_GE(*s.q3_us, s.median_us);
+    EXPECT_GE(s.samples, 3);
+    EXPECT_EQ(s.launches, 1);
+    if (s.block_stride_bytes == 0) sizes[{s.path, s.layout}].insert(s.bytes);
+  }
+  EXPECT_EQ(sizes.size(), 12u);
+  for (auto p : tessera::kPaths)
+    for (auto l : tessera::kLayouts) {
+      const auto& got = sizes[{p, l}];
+      EXPECT_GE(got.size(), 5u) << to_string(p) << "," << to_string(l);
+      for (std::int64_t b : {0, 4096, 204800, 409600, 2048000})
+        EXPECT_EQ(got.count(b), 1u) << "default size " << b << " bytes missing for " << to_string(p)
+                                    << "," << to_string(l);
+    }
+
+  ASSERT_FALSE(data.placements.empty());
+  for (const auto& pl : data.placements) EXPECT_EQ(pl.rank_a, 0);
+  EXPECT_FALSE(data.loggp.empty());
+  for (const auto& r : data.loggp) EXPECT_LE(r.from_bytes, r.to_bytes);
+  std::set<std::string> log3p_names;
+  for (const auto& p : data.log3p) log3p_names.insert(p.name);
+  for (const char* n : {"T_mem", "o_mw", "l_mw", "o_net", "send_self_rtt", "remote_rtt"})
+    EXPECT_EQ(log3p_names.count(n), 1u) << n;
+  std::set<int> taps;
+  for (const auto& c : data.compute) {
+    EXPECT_GT(c.ns_per_pixel, 0);
+    taps.insert(c.taps);
+  }
+  EXPECT_EQ(taps, (std::set<int>{7, 9, 15, 23, 25, 37, 39}));
+}
+
+TEST(BenchRun, FailedRunIsNeverComplete) {
+  pdb::Store store(g_db, pdb::Store::Mode::read_only);
+  const auto runs = store.list_runs();
+  ASSERT_FALSE(runs.empty()) << "the failing run should have been begun";
+  for (const auto& r : runs) EXPECT_NE(r.status, pdb::RunStatus::complete) << "run " << r.id;
+  EXPECT_EQ(runs.back().status, pdb::RunStatus::failed);
+  EXPECT_TRUE(store.load_run(runs.back().id).p3pc.empty()) << "nothing half-recorded";
+}
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: check_run --gtest_filter=TEST DB\n");
+    return 2;
+  }
+  g_db = argv[1];
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,178 @@
+// Layouts, pair placement, options, report and compute-pass derivation.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "compute_bench.hpp"
+#include "layouts.hpp"
+#include "options.hpp"
+#include "placement.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+#include "tessera/error.hpp"
+
+namespace tb = tessera::bench;
+
+TEST(Layouts, PaperShapeHasGapsAsLargeAsBlocks) {
+  const auto s = tb::paper_shape(1024, 100);
+  EXPECT_EQ(s.blocks, 100);
+  EXPECT_EQ(s.stride_floats, 22);  // longest block 11
+  std::int64_t total = 0;
+  for (int i = 0; i < s.blocks; ++i) total += tb::block_length(1024, s, i);
+  EXPECT_EQ(total, 1024);
+  EXPECT_EQ(tb::extent_floats(1024, s), 99 * 22 + 10);
+  EXPECT_EQ(tb::paper_shape(0, 100).blocks, 0);
+  EXPECT_EQ(tb::paper_shape(7, 100).blocks, 7);
+}
+
+TEST(Layouts, TileRowsAreWholeRows) {
+  const auto t = tb::parse_tile_rows("19:550");
+  EXPECT_EQ(t.row_floats, 19);
+  EXPECT_EQ(t.stride_floats, 550);
+  std::int64_t exact = 0;
+  const auto s = tb::tile_shape(1024, t, exact);
+  EXPECT_EQ(exact % 19, 0);
+  EXPECT_EQ(s.blocks, exact / 19);
+  EXPECT_FALSE(s.paper_default);
+  EXPECT_THROW(tb::parse_tile_rows("20:10"), tessera::InvalidArgument);
+  EXPECT_THROW(tb::parse_tile_rows("abc"), tessera::InvalidArgument);
+}
+
+TEST(Placement, OneNodeGivesOnlyAnIntraPair) {
+  const auto p = tb::auto_pairs({0, 0, 0, 0});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], (tb::RankPair{0, 1, false}));
+}
+
+TEST(Placement, TwoNodesGiveAnIntraAndAnInterPair) {
+  // Ranks 0, 2 on node 0 and 1, 3 on node 1 (round-robin mapping).
+  const auto p = tb::auto_pairs({0, 1, 0, 1});
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0], (tb::RankPair{0, 2, false}));
+  EXPECT_EQ(p[1], (tb::RankPair{0, 1, true}));
+  // One rank per node: no intra pair exists.
+  const auto q = tb::auto_pairs({0, 1});
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(q[0].inter);
+}
+
+TEST(Placement, ExplicitPairsGetTheirLevelFromPlacement) {
+  const auto p = tb::parse_pairs("0-1,0-2", {0, 0, 1});
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_FALSE(p[0].inter);
+  EXPECT_TRUE(p[1].inter);
+  EXPECT_THROW(tb::parse_pairs("0-3", {0, 0, 1}), tessera::InvalidArgument);
+  EXPECT_THROW(tb::parse_pairs("1-1", {0, 0, 1}), tessera::InvalidArgument);
+  EXPECT_THROW(tb::parse_pairs("x", {0, 0}), tessera::InvalidArgument);
+}
+
+namespace {
+tb::Options parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "tessera-bench");
+  return tb::parse_options(int(args.size()), args.data());
+}
+}  // namespace
+
+TEST(Options, DefaultsAreThePapers) {
+  const auto o = parse({});
+  EXPECT_EQ(o.sizes_floats, (std::vector<std::int64_t>{0, 1024, 51200, 102400, 512000}));
+  EXPECT_EQ(o.blocks, 100);
+  EXPECT_EQ(o.modes.size(), 4u);
+  EXPECT_EQ(o.strides, (std::vector<std::int64_t>{16, 64, 256, 1024}));
+  EXPECT_EQ(o.prtt_n, 10);
+  EXPECT_EQ(o.lookahead, 5);
+  EXPECT_DOUBLE_EQ(o.pfact, 2.0);
+  EXPECT_DOUBLE_EQ(o.rule.target_rse, 0.02);
+  double sum = 0;
+  for (auto m : o.modes) sum += o.budget(m);
+  EXPECT_NEAR(sum, o.max_seconds, 1e-9);
+}
+
+TEST(Options, QuickIsShorterAndSettingsApply) {
+  const auto o = parse({"--quick", "--sizes", "2048,0,1024", "--blocks", "10", "--modes", "loggp,p3pc",
+                        "--perfdb", "/tmp/x.sqlite"});
+  EXPECT_TRUE(o.quick);
+  EXPECT_LT(o.max_seconds, parse({}).max_seconds);
+  EXPECT_EQ(o.sizes_floats, (std::vector<std::int64_t>{0, 1024, 2048}));
+  EXPECT_EQ(o.blocks, 10);
+  ASSERT_EQ(o.modes.size(), 2u);
+  EXPECT_EQ(o.modes[0], tb::Mode::p3pc) << "modes run in a fixed order";
+  EXPECT_EQ(o.budget(tb::Mode::compute), 0);
+  EXPECT_EQ(o.perfdb, "/tmp/x.sqlite");
+}
+
+TEST(Options, BadValuesAreOneLineErrors) {
+  for (auto args : std::vector<std::vector<const char*>>{{"--sizes", "1,x"},
+                                                         {"--modes", "p3pc,bogus"},
+                                                         {"--blocks", "0"},
+                                                         {"--no-such-option"},
+                                                         {"--max-seconds", "-1"},
+                                                         {"--strides", "12"},
+                                                         {"--tile-rows", "5"}}) {
+    try {
+      parse(args);
+      ADD_FAILURE() << "accepted " << args[0];
+    } catch (const tessera::InvalidArgument& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+}
+
+TEST(Compute, PassesComeFromThePipelineDescription) {
+  const auto passes = tb::passes_to_price({1, 3, 5});
+  std::set<int> taps;
+  for (const auto& p : passes) taps.insert(p.taps);
+  // SPEC: orders 0/1/2 give 7/9/9, 15/23/25, 23/37/39 taps for sigma 1, 3, 5.
+  EXPECT_EQ(taps, (std::set<int>{7, 9, 15, 23, 25, 37, 39}));
+  for (int t : taps) {
+    int axes = 0;
+    for (const auto& p : passes) axes += p.taps == t;
+    EXPECT_EQ(axes, 2) << t << " taps: priced along x and y";
+  }
+  EXPECT_THROW(tb::passes_to_price({-1}), tessera::InvalidArgument);
+}
+
+TEST(Compute, EveryPassAndTileGetsACost) {
+  const auto passes = tb::passes_to_price({1});
+  const auto tiles = tb::tile_shapes({16, 64}, 1024);
+  EXPECT_EQ(tiles[1], (std::pair<int, int>{64, 16}));
+  tb::StopRule rule;
+  rule.warmup = 1;
+  rule.min_samples = 3;
+  rule.max_samples = 5;
+  const auto costs = tb::run_compute(passes, tiles, rule, 60.0, [](double) {});
+  ASSERT_EQ(costs.size(), passes.size() * tiles.size());
+  for (const auto& c : costs) {
+    EXPECT_EQ(c.operation, "filter");
+    EXPECT_TRUE(c.axis == "x" || c.axis == "y");
+    EXPECT_GT(c.ns_per_pixel, 0);
+    EXPECT_LE(*c.q1, c.ns_per_pixel);
+    EXPECT_GE(*c.q3, c.ns_per_pixel);
+  }
+}
+
+TEST(Report, P3pcTableHasOneRowPerCellAndOneColumnPerSize) {
+  std::vector<tessera::perfdb::P3pcSample> rows;
+  for (auto p : tessera::kPaths)
+    for (auto l : tessera::kLayouts)
+      for (std::int64_t b : {0, 4096}) {
+        tessera::perfdb::P3pcSample s;
+        s.level = tessera::perfdb::Level::intra;
+        s.path = p;
+        s.layout = l;
+        s.bytes = b;
+        s.median_us = 1.5;
+        rows.push_back(s);
+      }
+  const auto text = tb::format_p3pc_table(rows);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 13);
+  EXPECT_NE(text.find("T_full,nn"), std::string::npos);
+  EXPECT_NE(text.find("1024"), std::string::npos);
+}
+
+TEST(Progress, BarShowsFractionAndEta) {
+  const auto s = tb::format_progress(0.5, "p3pc", 12.0, 10);
+  EXPECT_EQ(s.substr(0, 12), "[#####.....]");
+  EXPECT_NE(s.find("50%"), std::string::npos);
+  EXPECT_NE(s.find("ETA  12s"), std::string::npos);
+}

@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "stats.hpp"
+
+namespace tb = tessera::bench;
+
+TEST(Stats, QuantilesInterpolateBetweenOrderStatistics) {
+  const std::vector<double> v{5, 1, 4, 2, 3};  // sorted 1..5
+  EXPECT_DOUBLE_EQ(tb::quantile(v, 0.5), 3);
+  EXPECT_DOUBLE_EQ(tb::quantile(v, 0.25), 2);
+  EXPECT_DOUBLE_EQ(tb::quantile(v, 0.75), 4);
+  const std::vector<double> even{1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(tb::quantile(even, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(tb::quantile(even, 0.25), 1.75);
+}
+
+TEST(Stats, SummaryOfConstantSamplesHasNoSpread) {
+  const std::vector<double> v(10, 7.0);
+  const auto s = tb::summarize(v);
+  EXPECT_DOUBLE_EQ(s.median, 7);
+  EXPECT_DOUBLE_EQ(s.q1, 7);
+  EXPECT_DOUBLE_EQ(s.q3, 7);
+  EXPECT_EQ(s.count, 10u);
+  EXPECT_EQ(s.rse, 0);
+}
+
+TEST(Stats, MedianErrorIsUnknownBelowThreeSamples) {
+  EXPECT_TRUE(std::isinf(tb::summarize(std::vector<double>{1, 2}).rse));
+  EXPECT_TRUE(std::isinf(tb::summarize(std::vector<double>{}).rse));
+}
+
+TEST(Stats, MedianErrorUsesTheOrderStatisticInterval) {
+  // n = 100 values 1..100: j = floor(50 - 9.8) = 40, k = ceil(50 + 9.8) + 1 = 61,
+  // so SE = (61 - 40) / 3.92.
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  EXPECT_NEAR(tb::median_standard_error(v), 21 / 3.92, 1e-12);
+  const auto s = tb::summarize(v);
+  EXPECT_NEAR(s.rse, 21 / 3.92 / 50.5, 1e-12);
+}
+
+TEST(Stats, MedianErrorShrinksWithMoreSamplesAndIgnoresOutliers) {
+  std::vector<double> few, many;
+  for (int i = 0; i < 10; ++i) few.push_back(100 + (i % 5));
+  for (int i = 0; i < 400; ++i) many.push_back(100 + (i % 5));
+  EXPECT_LT(tb::summarize(many).rse, tb::summarize(few).rse);
+  auto with_outlier = many;
+  with_outlier.push_back(1e9);
+  EXPECT_NEAR(tb::summarize(with_outlier).median, tb::summarize(many).median, 1e-9);
+  EXPECT_LT(tb::summarize(with_outlier).rse, 0.02);
+}
