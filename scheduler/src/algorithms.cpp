@@ -1,6 +1,7 @@
 #include "tessera/scheduler/algorithms.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -168,63 +169,91 @@ struct TreeFast {
   double fixed;        // > 0: every message carries this many bytes (broadcast)
   Layout root_layout;
   int P;
-  std::vector<double> memo;  // by log2 of the subtree size; < 0 = unknown
+  static constexpr int kLevels = 32;
+  std::array<double, kLevels> memo;  // by log2 of the subtree size; < 0 = unknown
+  // Model calls for power-of-two subtrees, by [root?][path][log2 size]: sweeps price
+  // tens of thousands of trees, and the same few sizes recur on every level.
+  std::array<double, 2 * 4 * kLevels> cache;
 
+  TreeFast(const CostModel& model, Level lv, double per, double fix, Layout rl, int procs)
+      : m(model), level(lv), per_rank(per), fixed(fix), root_layout(rl), P(procs) {
+    memo.fill(-1);
+    cache.fill(-1);
+  }
+  // The scatter and the gather of one partition price the same contiguous subtrees.
+  void share_contiguous_costs(const TreeFast& other) {
+    for (int path = 0; path < 4; ++path)
+      for (int lg = 0; lg < kLevels; ++lg) cache[std::size_t(path * kLevels + lg)] = other.cache[std::size_t(path * kLevels + lg)];
+  }
+  static int log2_of(int k) { return int(std::bit_width(unsigned(k - 1))); }  // ceil(log2 k)
   double bytes(int ranks) const { return fixed > 0 ? fixed : per_rank * ranks; }
+  // path 0 send, 1 recv, 2 full, 3 full as gathered (LoGPC concurrency P / 2k).
+  double cost(bool root, int path, int k) {
+    const bool pow2 = (k & (k - 1)) == 0;
+    double* slot = pow2 ? &cache[std::size_t((int(root) * 4 + path) * kLevels + log2_of(k))] : nullptr;
+    if (slot && *slot >= 0) return *slot;
+    const Layout lay = root ? root_layout : Layout::cc;
+    const double b = bytes(k);
+    double v = 0;
+    switch (path) {
+      case 0: v = m.send(lay, b, level); break;
+      case 1: v = m.recv(lay, b, level); break;
+      case 2: v = m.full(lay, b, level); break;
+      default: v = m.time_us({Path::full, lay, b, level, std::max(1, P / (2 * (1 << log2_of(k)))), P});
+    }
+    if (slot) *slot = v;
+    return v;
+  }
 
   // Scatter: latest completion in the subtree below a node (relative to its receive).
   double scatter_complete(int size) {
-    int lg = 0;
-    while ((1 << lg) < size) ++lg;
+    const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
     double s = 0, worst = 0;
     for (int k = size / 2; k >= 1; k /= 2) {
-      const double b = bytes(k);
-      worst = std::max(worst, s + m.full(Layout::cc, b, level) + scatter_complete(k));
-      s += m.send(Layout::cc, b, level);
+      worst = std::max(worst, s + cost(false, 2, k) + scatter_complete(k));
+      s += cost(false, 0, k);
     }
     return memo[std::size_t(lg)] = std::max(worst, s);
   }
   double scatter_node(int c, int lb) {
     double s = 0, worst = 0;
-    const Layout lay = c == 0 ? root_layout : Layout::cc;
+    const bool root = c == 0;
     for (int k = lb / 2; k >= 1; k /= 2) {
       const int child = c + k;
       if (child >= P) continue;
       const int size = std::min(k, P - child);
-      const double b = bytes(size);
       const double below = size == k ? scatter_complete(k) : scatter_node(child, k);
-      worst = std::max(worst, s + std::max(m.recv(lay, b, level), m.full(lay, b, level)) + below);
-      s += m.send(lay, b, level);
+      // A receive posted at time 0 costs at least T_recv; only the root's children can
+      // be that early (deeper ones start after a full path), so only they need it.
+      const double arrive = root ? std::max(cost(root, 1, size), cost(root, 2, size)) : cost(root, 2, size);
+      worst = std::max(worst, s + arrive + below);
+      s += cost(root, 0, size);
     }
     return std::max(worst, s);
   }
 
   // Gather: time a node is ready to send to its parent (all children received).
   double gather_complete(int size) {
-    int lg = 0;
-    while ((1 << lg) < size) ++lg;
+    const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
     double clock = 0;
-    for (int k = 1; k < size; k *= 2) {
-      const double b = bytes(k);
-      const int conc = std::max(1, P / (2 * k));
-      Message msg{Path::full, Layout::cc, b, level, conc, P};
-      clock = std::max(clock + m.recv(Layout::cc, b, level), gather_complete(k) + m.time_us(msg));
-    }
+    for (int k = 1; k < size; k *= 2) clock = std::max(clock + cost(false, 1, k), gather_complete(k) + cost(false, 3, k));
     return memo[std::size_t(lg)] = clock;
   }
   double gather_node(int c, int lb) {
     double clock = 0;
-    const Layout lay = c == 0 ? root_layout : Layout::cc;
+    const bool root = c == 0;
     for (int k = 1; k < lb; k *= 2) {
       const int child = c + k;
       if (child >= P) break;
       const int size = std::min(k, P - child);
-      const double b = bytes(size);
       const double ready = size == k ? gather_complete(k) : gather_node(child, k);
-      Message msg{Path::full, lay, b, level, std::max(1, P / (2 * k)), P};
-      clock = std::max(clock + m.recv(lay, b, level), ready + m.time_us(msg));
+      // The concurrency of an incomplete subtree's message is that of its level (P / 2k).
+      const double full = size == k ? cost(root, 3, k)
+                                    : m.time_us({Path::full, root ? root_layout : Layout::cc, bytes(size), level,
+                                                 std::max(1, P / (2 * k)), P});
+      clock = std::max(clock + cost(root, 1, size), ready + full);
     }
     return clock;
   }
@@ -237,22 +266,23 @@ bool uniform_level(const Placement& pl, int P, Level* level) {
   return false;
 }
 
-double exchange_fast(const CostModel& m, const Geometry& g, Halo halo, const Placement& pl, ExchangeAlgorithm alg) {
+std::array<double, 2> exchange_fast(const CostModel& m, const Geometry& g, Halo halo, const Placement& pl) {
   const int rpn = pl.ranks_per_node;
   const bool one_node = rpn <= 0 || rpn >= g.P;
   const Level lx = one_node ? Level::intra : (rpn == 1 || rpn % g.X != 0) ? Level::inter : Level::intra;
   const Level ly = one_node ? Level::intra : Level::inter;
-  auto axis = [&](int ranks, double bytes, Layout lay, Level lv) {
-    if (ranks < 2 || bytes <= 0) return 0.0;
+  // Both algorithms from one set of model calls per axis: {4step, nonblocking}.
+  auto axis = [&](int ranks, double bytes, Layout lay, Level lv) -> std::array<double, 2> {
+    if (ranks < 2 || bytes <= 0) return {0.0, 0.0};
     Message msg{Path::full, lay, bytes, lv, g.P, g.P};
     const double F = m.time_us(msg), S = m.send(lay, bytes, lv), R = m.recv(lay, bytes, lv);
-    if (alg == ExchangeAlgorithm::four_step) return 2 * std::max(F, S + R);
     const int n = std::min(ranks - 1, 2);
-    return std::max({n * S, (n - 1) * S + F, R});
+    return {2 * std::max(F, S + R), std::max({n * S, (n - 1) * S + F, R})};
   };
   const double xb = 4.0 * halo.x * g.max_height();
   const double yb = 4.0 * double(g.max_width() + 2 * halo.x) * halo.y;
-  return axis(g.X, xb, Layout::nn, lx) + axis(g.Y, yb, Layout::cc, ly);
+  const auto x = axis(g.X, xb, Layout::nn, lx), y = axis(g.Y, yb, Layout::cc, ly);
+  return {x[0] + y[0], x[1] + y[1]};
 }
 
 }  // namespace detail
@@ -361,7 +391,7 @@ Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partiti
 }
 
 CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
-                              const Placement& placement, Pricing pricing) {
+                              const Placement& placement, Pricing pricing, PriceCache* cache) {
   CommCosts c;
   const detail::Geometry g(partition);
   auto sim = [&](const Schedule& s) { return simulate(s, model, placement).makespan_us; };
@@ -375,18 +405,22 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   } else {
     c.scatter[int(ScatterAlgorithm::oft)] = detail::oft_scatter_fast(model, g, placement);
     c.gather[int(GatherAlgorithm::oft)] = detail::oft_gather_fast(model, g, placement);
-    for (ExchangeAlgorithm e : kExchangeAlgorithms) c.exchange[int(e)] = detail::exchange_fast(model, g, halo, placement, e);
+    c.exchange = detail::exchange_fast(model, g, halo, placement);
   }
   if (fast_trees) {
     const double per_rank = 4.0 * double(g.max_width()) * double(g.max_height());
-    const int levels = 2 + int(std::log2(double(detail::top_of(g.P))));
     const Layout sl = g.X == 1 ? Layout::cc : Layout::nc, gl = g.X == 1 ? Layout::cc : Layout::cn;
-    detail::TreeFast ts{model, level, per_rank, 0, sl, g.P, std::vector<double>(std::size_t(levels), -1)};
+    detail::TreeFast ts(model, level, per_rank, 0, sl, g.P);
     c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, detail::top_of(g.P));
-    detail::TreeFast tb{model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P,
-                        std::vector<double>(std::size_t(levels), -1)};
-    c.scatter[int(ScatterAlgorithm::bcast)] = tb.scatter_node(0, detail::top_of(g.P));
-    detail::TreeFast tg{model, level, per_rank, 0, gl, g.P, std::vector<double>(std::size_t(levels), -1)};
+    if (cache && cache->procs == g.P) {
+      c.scatter[int(ScatterAlgorithm::bcast)] = cache->bcast;
+    } else {
+      detail::TreeFast tb(model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P);
+      c.scatter[int(ScatterAlgorithm::bcast)] = tb.scatter_node(0, detail::top_of(g.P));
+      if (cache) *cache = {g.P, c.scatter[int(ScatterAlgorithm::bcast)]};
+    }
+    detail::TreeFast tg(model, level, per_rank, 0, gl, g.P);
+    tg.share_contiguous_costs(ts);
     c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, detail::top_of(g.P));
   } else {
     c.scatter[int(ScatterAlgorithm::sbt)] = sim(scatter_schedule(ScatterAlgorithm::sbt, partition));

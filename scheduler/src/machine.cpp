@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <istream>
-#include <map>
 #include <sstream>
 
 #include "tessera/error.hpp"
@@ -34,16 +33,17 @@ PiecewiseLinear::PiecewiseLinear(std::vector<std::pair<double, double>> points) 
     ys_.push_back(sum / double(j - i));
     i = j;
   }
+  for (std::size_t k = 0; k + 1 < xs_.size(); ++k) slopes_.push_back((ys_[k + 1] - ys_[k]) / (xs_[k + 1] - xs_[k]));
 }
 
 double PiecewiseLinear::operator()(double x) const {
   const std::size_t n = xs_.size();
   if (n == 1) return ys_[0];
-  // Index of the segment [i, i+1] that holds x, clamped to the first / last segment.
-  std::size_t i = std::size_t(std::upper_bound(xs_.begin(), xs_.end(), x) - xs_.begin());
-  i = i == 0 ? 0 : std::min(i - 1, n - 2);
-  const double t = (x - xs_[i]) / (xs_[i + 1] - xs_[i]);
-  return ys_[i] + t * (ys_[i + 1] - ys_[i]);
+  // Segment [i, i+1] holding x, clamped to the end segments. Tables hold a handful of
+  // sizes and searches evaluate them millions of times: a short scan beats bisection.
+  std::size_t i = 0;
+  while (i + 2 < n && x >= xs_[i + 1]) ++i;
+  return ys_[i] + (x - xs_[i]) * slopes_[i];
 }
 
 bool P3pcTable::complete() const {
@@ -59,25 +59,32 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> points) : points_(std::move
         !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
       throw InvalidArgument("compute cost point out of range (axis " + std::to_string(p.axis) +
                             ", taps " + std::to_string(p.taps) + ")");
+    auto& groups = groups_[std::size_t(p.axis)];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const TapGroup& g) { return g.taps == p.taps; });
+    if (it == groups.end()) it = groups.insert(groups.end(), TapGroup{p.taps, {}});
+    it->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
   }
+  for (auto& groups : groups_)
+    std::sort(groups.begin(), groups.end(), [](const TapGroup& a, const TapGroup& b) { return a.taps < b.taps; });
 }
 
 double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h) const {
-  bool have_axis = std::any_of(points_.begin(), points_.end(), [&](const auto& p) { return p.axis == axis; });
-  if (!have_axis) axis = 1 - axis;
-  // Per tap count, the point whose tile area is nearest to w*h on a log scale (ties:
-  // the first stored, so results do not depend on hash order).
-  std::map<int, std::pair<double, double>> by_taps;  // taps -> (distance, ns)
+  const auto& groups = groups_[std::size_t(axis)].empty() ? groups_[std::size_t(1 - axis)] : groups_[std::size_t(axis)];
   const double area = std::log(double(std::max(w, 1)) * double(std::max(h, 1)));
-  for (const auto& p : points_) {
-    if (p.axis != axis) continue;
-    const double d = std::abs(std::log(double(p.tile_width) * double(p.tile_height)) - area);
-    auto it = by_taps.find(p.taps);
-    if (it == by_taps.end() || d < it->second.first) by_taps[p.taps] = {d, p.ns_per_pixel};
-  }
-  std::vector<std::pair<double, double>> curve;
-  for (const auto& [t, v] : by_taps) curve.emplace_back(double(t), v.second);
-  return std::max(0.0, PiecewiseLinear(std::move(curve))(double(taps)));
+  // Per tap count, the shape whose tile area is nearest on a log scale (ties: the first
+  // stored); called for every tile of every grid a search tries, so nothing allocates.
+  auto at = [&](const TapGroup& g) {
+    const Shape* best = &g.shapes.front();
+    for (const auto& s : g.shapes)
+      if (std::abs(s.log_area - area) < std::abs(best->log_area - area)) best = &s;
+    return best->ns;
+  };
+  if (groups.size() == 1) return std::max(0.0, at(groups.front()));
+  std::size_t i = 0;  // segment [i, i + 1] holding taps, clamped to the end segments
+  while (i + 2 < groups.size() && groups[i + 1].taps <= taps) ++i;
+  const double t0 = groups[i].taps, t1 = groups[i + 1].taps;
+  const double v0 = at(groups[i]), v1 = at(groups[i + 1]);
+  return std::max(0.0, v0 + (double(taps) - t0) / (t1 - t0) * (v1 - v0));
 }
 
 const P3pcTable& MachineParams::p3pc_for(Level level) const {

@@ -40,23 +40,30 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   result.model = request.model;
   result.compute_priced = !machine.compute.empty();
 
+  // Every grid X*Y = P, P ascending then X ascending (grids_for's order), from a divisor
+  // sieve: trial division for each P would dominate a sweep to thousands of ranks.
+  std::vector<std::vector<int>> divisors(std::size_t(request.max_procs - request.min_procs + 1));
+  for (int d = 1; d <= request.max_procs; ++d)
+    for (int p = ((request.min_procs + d - 1) / d) * d; p <= request.max_procs; p += d)
+      divisors[std::size_t(p - request.min_procs)].push_back(d);
   std::vector<Grid> grids;
   std::size_t ranks = 0;
   for (int p = request.min_procs; p <= request.max_procs; ++p)
-    for (Grid g : grids_for(p)) {
-      grids.push_back(g);
+    for (int x : divisors[std::size_t(p - request.min_procs)]) {
+      grids.push_back(Grid{x, p / x});
       ranks += std::size_t(p);
     }
   result.pricing = ranks <= request.simulate_rank_budget ? Pricing::simulate : Pricing::fast;
   if (request.keep_all) result.ranking.reserve(grids.size() * 24);
 
+  PriceCache cache;
   for (const Grid& g : grids) {
     const Partition part(pl.width, pl.height, g);
     if (auto why = infeasibility(part, pl.halo); !why.empty()) {
       result.excluded.push_back({g.procs(), g, why});
       continue;
     }
-    const CommCosts c = price_communication(*model, part, pl.halo, machine.placement, result.pricing);
+    const CommCosts c = price_communication(*model, part, pl.halo, machine.placement, result.pricing, &cache);
     const double compute = result.compute_priced ? compute_us(machine.compute, part, pl) : 0.0;
     auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
       Candidate cand{Plan{g, s, ga, e}, {}};

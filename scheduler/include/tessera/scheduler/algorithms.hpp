@@ -51,10 +51,17 @@ struct CommCosts {
   std::array<double, 2> exchange{};  ///< index: ExchangeAlgorithm
 };
 
+/// Results that depend on P only (the broadcast of the whole image), reused across the
+/// grids of one P by a search. Valid for one model, image size and placement.
+struct PriceCache {
+  int procs = -1;
+  double bcast = 0;
+};
+
 /// Prices every scatter, gather and exchange algorithm for one partition.
-/// Precondition: infeasibility(partition, halo) is empty.
+/// Precondition: infeasibility(partition, halo) is empty. `cache` may be null.
 CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
-                              const Placement& placement, Pricing pricing);
+                              const Placement& placement, Pricing pricing, PriceCache* cache = nullptr);
 
 /// Compute time of one run of the pipeline's passes (all exchanges) on the slowest
 /// rank's tile, µs, from per-pixel costs. Precondition: !table.empty().

@@ -35,7 +35,7 @@ class PiecewiseLinear {
   const std::vector<double>& ys() const { return ys_; }
 
  private:
-  std::vector<double> xs_, ys_;
+  std::vector<double> xs_, ys_, slopes_;
 };
 
 /// P-3PC measurements of one level: T_path,layout(bytes) in µs, each stored value a
@@ -101,7 +101,15 @@ class ComputeTable {
   const std::vector<ComputePoint>& points() const { return points_; }
 
  private:
+  struct Shape {
+    double log_area, ns;
+  };
+  struct TapGroup {
+    int taps;
+    std::vector<Shape> shapes;
+  };
   std::vector<ComputePoint> points_;
+  std::array<std::vector<TapGroup>, 2> groups_;  ///< per axis, sorted by taps
 };
 
 /// Where ranks sit: block placement, rank r on node r / ranks_per_node.

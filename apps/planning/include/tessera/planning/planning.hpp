@@ -1,0 +1,73 @@
+#pragma once
+// Planning glue for the programs: loads a machine's model parameters from the perfdb
+// (or the bundled default) and runs the scheduler's search. Local (no MPI): in an MPI
+// program call it on one rank and broadcast the Plan.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/gaussian.hpp"
+#include "tessera/plan.hpp"
+#include "tessera/scheduler/machine.hpp"
+#include "tessera/scheduler/search.hpp"
+
+namespace tessera::planning {
+
+/// A machine's parameters and where they came from.
+struct LoadedMachine {
+  scheduler::MachineParams params;
+  std::string origin;          ///< e.g. "perfdb /path run 7 (tessera-bench, 2026-...)"
+  bool bundled_default = false;  ///< no perfdb entry: the bundled placeholder table
+  /// "measured", "borrowed from this machine (NAME)" or "unpriced".
+  std::string compute_source = "unpriced";
+  std::vector<std::string> notes;  ///< user-facing remarks (for stderr)
+};
+
+/// Loads `machine` (default: this host, perfdb::local_machine().name) from the perfdb at
+/// perfdb::resolve_perfdb_path(perfdb): P-3PC tables from the newest complete run that
+/// has P-3PC samples, log3P / LogGP parameters from that run, compute costs from the
+/// newest complete run that has them. If the machine has no P-3PC data (or the database
+/// is missing or unreadable): for this host, the bundled default with a note saying so
+/// and suggesting tessera-bench; for another named machine, throws InvalidArgument.
+/// A machine without compute costs borrows this host's when it has some (noted).
+LoadedMachine load_machine(const std::optional<std::string>& perfdb, const std::optional<std::string>& machine);
+
+/// The bundled default machine (P-3PC paper Table 1, DAS; one rank per node).
+scheduler::MachineParams bundled_default_machine();
+/// The bundled default as SPEC's P-3PC CSV text.
+const std::string& bundled_default_csv();
+
+/// What to plan.
+struct PlanRequest {
+  int width = 0, height = 0;    ///< image size, pixels
+  GaussianOptions options;      ///< sigma (and kernel override) of the derivative pipeline
+  std::optional<int> procs;     ///< exactly this many ranks ...
+  int max_procs = 1;            ///< ... else every P in 1..max_procs
+  std::string model = "p3pc";   ///< SPEC model name
+  std::optional<std::string> perfdb;   ///< --perfdb (empty: default path)
+  std::optional<std::string> machine;  ///< --machine (empty: this host)
+  bool keep_all = true;         ///< rank every candidate (off: best per grid only)
+};
+
+/// The plan and everything said about it.
+struct PlanResult {
+  Plan plan;                        ///< the chosen plan
+  scheduler::SearchResult search;   ///< ranking (best first), exclusions
+  std::string machine;              ///< machine name planned for
+  LoadedMachine source;             ///< parameters and their origin
+  std::vector<std::string> notes;   ///< load notes plus compute / pricing remarks
+};
+
+/// Loads the machine, describes the pipeline with tessera::describe_pipeline and runs
+/// the search. Throws InvalidArgument (bad request, unknown model or machine),
+/// InfeasiblePlan (no grid fits the halo), IoError (unreadable bundled data). Local.
+PlanResult plan_for(const PlanRequest& request);
+
+/// The same with parameters already loaded (no database access).
+PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine);
+
+/// One line for users: "plan 2x8 scatter=sbt ... (p3pc, predicted 1234.5 us)".
+std::string summary(const PlanResult& result);
+
+}  // namespace tessera::planning

@@ -1,0 +1,224 @@
+#include "tessera/planning/planning.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "tessera/error.hpp"
+#include "tessera/perfdb/interchange.hpp"
+#include "tessera/perfdb/store.hpp"
+
+namespace tessera::planning {
+
+namespace detail {
+const std::string& default_machine_csv_text();
+}
+
+namespace {
+
+using scheduler::Level;
+using scheduler::PiecewiseLinear;
+
+Level level_of(perfdb::Level l) { return l == perfdb::Level::intra ? Level::intra : Level::inter; }
+
+// P-3PC tables of one run: per level, one sample per (path, layout, bytes), preferring
+// the paper's noncontiguous shape as the CSV export does.
+bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run) {
+  bool any = false;
+  for (perfdb::Level lv : {perfdb::Level::intra, perfdb::Level::inter}) {
+    const auto rows = perfdb::csv_view(run.p3pc, lv);
+    if (rows.empty()) continue;
+    std::map<int, std::vector<std::pair<double, double>>> pts;
+    for (const auto& s : rows) pts[int(s.path) * 4 + int(s.layout)].emplace_back(double(s.bytes), s.median_us);
+    auto& t = m.p3pc[int(level_of(lv))];
+    for (auto& [k, v] : pts) t.curves[std::size_t(k)] = PiecewiseLinear(std::move(v));
+    any = true;
+  }
+  return any;
+}
+
+void fill_log3p(scheduler::MachineParams& m, const perfdb::RunData& run) {
+  std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> pts;
+  for (const auto& p : run.log3p) {
+    if (p.name != "o_mw" && p.name != "l_mw" && p.name != "o_net") continue;
+    // l_mw is kept for strided transfers only; averaged over strides at equal sizes.
+    if (p.name == "l_mw" && p.stride_bytes == 0) continue;
+    pts[{int(level_of(p.level)), p.name}].emplace_back(double(p.size_bytes), p.value_us);
+  }
+  for (auto& [key, v] : pts) {
+    auto& lv = m.log3p[std::size_t(key.first)];
+    PiecewiseLinear f(std::move(v));
+    if (key.second == "o_mw") lv.o_mw = f;
+    else if (key.second == "l_mw") lv.l_mw = f;
+    else lv.o_net = f;
+  }
+  for (auto& lv : m.log3p)
+    if (lv.o_mw.empty()) lv = {};  // without the overhead the rest is unusable: derive instead
+}
+
+void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
+  for (const auto& r : run.loggp)
+    m.loggp[int(level_of(r.level))].push_back(
+        {double(r.from_bytes), r.L_us, (r.o_s_us + r.o_r_us) / 2, r.g_us, r.G_us_per_byte});
+}
+
+scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
+  std::vector<scheduler::ComputePoint> pts;
+  for (const auto& c : run.compute) {
+    if (c.axis != "x" && c.axis != "y") continue;
+    if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1) continue;
+    pts.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel});
+  }
+  return scheduler::ComputeTable(std::move(pts));
+}
+
+struct Found {
+  std::optional<perfdb::RunData> comm;     // newest complete run with P-3PC samples
+  std::optional<perfdb::RunData> compute;  // newest complete run with compute costs
+  perfdb::Machine machine;
+};
+
+std::optional<Found> find_in_store(const perfdb::Store& store, const std::string& name) {
+  const auto machine = store.find_machine(name);
+  if (!machine) return std::nullopt;
+  Found f;
+  f.machine = *machine;
+  auto runs = store.list_runs(machine->id);
+  for (auto it = runs.rbegin(); it != runs.rend() && (!f.comm || !f.compute); ++it) {
+    if (it->status != perfdb::RunStatus::complete) continue;
+    auto data = store.load_run(it->id);
+    if (!f.comm && !data.p3pc.empty()) f.comm = data;
+    if (!f.compute && !data.compute.empty()) f.compute = std::move(data);
+  }
+  return f;
+}
+
+std::string describe_run(const std::filesystem::path& db, const perfdb::Run& r) {
+  return "perfdb " + db.string() + " run " + std::to_string(r.id) + " (" + r.tool + ", " + r.started_at + ")";
+}
+
+}  // namespace
+
+const std::string& bundled_default_csv() { return detail::default_machine_csv_text(); }
+
+scheduler::MachineParams bundled_default_machine() {
+  scheduler::MachineParams m;
+  m.name = "bundled-default (P-3PC paper Table 1, DAS)";
+  m.p3pc[int(Level::inter)] = scheduler::parse_p3pc_csv(std::string_view(bundled_default_csv()));
+  m.placement.ranks_per_node = 1;
+  return m;
+}
+
+LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const std::optional<std::string>& machine) {
+  const std::string host = perfdb::local_machine().name;
+  const std::string name = machine && !machine->empty() ? *machine : host;
+  const bool this_host = name == host;
+  const auto db = perfdb::resolve_perfdb_path(perfdb_path);
+
+  LoadedMachine out;
+  std::optional<perfdb::Store> store;
+  std::string db_problem;
+  if (!std::filesystem::exists(db)) {
+    db_problem = "no perfdb at " + db.string();
+  } else {
+    try {
+      store.emplace(db, perfdb::Store::Mode::read_only);
+    } catch (const Error& e) {
+      db_problem = std::string("cannot read perfdb: ") + e.what();
+    }
+  }
+  std::optional<Found> found;
+  if (store) found = find_in_store(*store, name);
+
+  if (found && found->comm) {
+    auto& m = out.params;
+    m.name = name;
+    fill_p3pc(m, *found->comm);
+    fill_log3p(m, *found->comm);
+    fill_loggp(m, *found->comm);
+    const bool intra = !m.p3pc[int(Level::intra)].empty(), inter = !m.p3pc[int(Level::inter)].empty();
+    // Placement: measured ranks per node if known; a table of one level says where pairs sit.
+    if (found->machine.ranks_per_node > 0) m.placement.ranks_per_node = found->machine.ranks_per_node;
+    else if (inter && !intra) m.placement.ranks_per_node = 1;
+    else if (intra && inter) m.placement.ranks_per_node = std::max(1, found->machine.cores);
+    else m.placement.ranks_per_node = 0;
+    out.origin = describe_run(db, found->comm->run);
+    for (Level lv : {Level::intra, Level::inter})
+      if (!m.p3pc[int(lv)].empty() && !m.p3pc[int(lv)].complete())
+        out.notes.push_back("machine '" + name + "': the " + std::string(to_string(lv)) +
+                            " P-3PC table lacks some path/layout curves; p3pc needs all twelve");
+  } else {
+    if (!this_host) {
+      throw InvalidArgument("machine '" + name + "' has no P-3PC measurements in " +
+                            (db_problem.empty() ? "perfdb " + db.string() : db_problem) +
+                            " (import a table with tessera-perfdb import --csv FILE --machine " + name + ")");
+    }
+    out.params = bundled_default_machine();
+    out.bundled_default = true;
+    out.origin = "bundled default (P-3PC paper Table 1, DAS cluster 2001) — a placeholder, not this machine";
+    out.notes.push_back("no perfdb entry for this machine (" + name + (db_problem.empty() ? "" : "; " + db_problem) +
+                        "); using bundled default P-3PC table (paper's DAS numbers); run tessera-bench to measure this machine");
+  }
+
+  if (found && found->compute) {
+    out.params.compute = compute_of(*found->compute);
+    out.compute_source = "measured";
+  }
+  if (out.params.compute.empty() && !this_host && store) {
+    if (auto local = find_in_store(*store, host); local && local->compute) {
+      out.params.compute = compute_of(*local->compute);
+      out.compute_source = "borrowed from this machine (" + host + ")";
+      out.notes.push_back("machine '" + name + "' has no compute measurements; compute priced with this machine's (" +
+                          host + ")");
+    }
+  }
+  if (out.params.compute.empty()) {
+    out.compute_source = "unpriced";
+    out.notes.push_back("no compute measurements: compute is unpriced (0); the plan weighs communication only");
+  }
+  return out;
+}
+
+PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
+  validate(request.options);
+  if (request.width < 1 || request.height < 1)
+    throw InvalidArgument("image size " + std::to_string(request.width) + "x" + std::to_string(request.height) +
+                          " must be at least 1x1");
+  scheduler::SearchRequest sr;
+  sr.pipeline = describe_pipeline(request.width, request.height, request.options);
+  if (request.procs) {
+    if (*request.procs < 1) throw InvalidArgument("--procs must be at least 1");
+    sr.min_procs = sr.max_procs = *request.procs;
+  } else {
+    if (request.max_procs < 1) throw InvalidArgument("--max-procs must be at least 1");
+    sr.min_procs = 1;
+    sr.max_procs = request.max_procs;
+  }
+  sr.model = scheduler::parse_model(request.model);
+  sr.keep_all = request.keep_all;
+
+  PlanResult r;
+  r.search = scheduler::search(sr, machine.params);
+  r.plan = r.search.chosen().plan;
+  r.machine = machine.params.name;
+  r.source = machine;
+  r.notes = machine.notes;
+  if (r.search.pricing == scheduler::Pricing::fast)
+    r.notes.push_back("many grids: phases priced with the fast forms (SBT and exchange on the largest tile)");
+  return r;
+}
+
+PlanResult plan_for(const PlanRequest& request) {
+  return plan_for(request, load_machine(request.perfdb, request.machine));
+}
+
+std::string summary(const PlanResult& r) {
+  const auto& c = r.search.chosen();
+  char buf[128];
+  std::snprintf(buf, sizeof buf, " (%s, predicted %.1f us)", std::string(scheduler::to_string(r.search.model)).c_str(),
+                c.predicted.total);
+  return "plan " + describe(r.plan) + buf;
+}
+
+}  // namespace tessera::planning
