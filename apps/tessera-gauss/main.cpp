@@ -1,6 +1,10 @@
 // tessera-gauss: Gaussian derivatives Lx, Ly, Lxx, Lxy, Lyy of an image, in parallel.
 // Reads like the sequential program it replaces: read, differentiate, write.
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <random>
 
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +27,7 @@ struct Options {
   tessera::GaussianOptions gauss;
   std::string grid, scatter = "sbt", gather = "sbt", exchange = "nonblocking";
   bool help = false, version = false;
+  int bench = 0, warmup = 1, width = 0, height = 0;
 };
 
 po::options_description describe_options(Options& o) {
@@ -42,7 +47,12 @@ po::options_description describe_options(Options& o) {
       ("grid", po::value<std::string>(&o.grid), "processor grid XxY with X*Y = number of ranks (default 1xP: row strips)")
       ("scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter), "scatter algorithm: oft, sbt, mpi, bcast")
       ("gather", po::value<std::string>(&o.gather)->default_value(o.gather), "gather algorithm: oft, sbt, mpi")
-      ("exchange", po::value<std::string>(&o.exchange)->default_value(o.exchange), "border exchange: 4step, nonblocking");
+      ("exchange", po::value<std::string>(&o.exchange)->default_value(o.exchange), "border exchange: 4step, nonblocking")
+      ("bench", po::value<int>(&o.bench), "benchmark: run the pipeline N times on a random --width x --height image made\n"
+                                          "in memory (no file I/O) and print a JSON summary as the last line of stdout")
+      ("width", po::value<int>(&o.width), "benchmark image width (pixels)")
+      ("height", po::value<int>(&o.height), "benchmark image height (pixels)")
+      ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "benchmark runs before timing starts");
   return d;
 }
 
@@ -79,6 +89,64 @@ void write_results(const Options& o, const std::vector<tessera::Image>& results)
   }
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Times the pipeline from scatter to gather (everything a user waits for except
+// file I/O) on an image made in memory on the root.
+int run_bench(const tessera::Session& session, const Options& o, const tessera::Plan& plan) {
+  tessera::Image image;
+  session.agree([&] {
+    if (!session.is_root()) return;
+    image = tessera::Image(o.width, o.height);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(0.0f, 255.0f);
+    float* p = image.data();
+    for (std::size_t i = 0, n = std::size_t(o.width) * std::size_t(o.height); i < n; ++i) p[i] = u(rng);
+  });
+  std::vector<tessera::PhaseTimes> runs;
+  for (int i = 0; i < o.warmup + o.bench; ++i) {
+    tessera::PhaseTimes t;
+    session.agree([&] { tessera::gaussian_derivatives(session, image, o.gauss, plan, &t); });
+    if (i >= o.warmup) runs.push_back(t);
+    if (session.is_root())
+      std::cerr << "run " << i + 1 << (i < o.warmup ? " (warm-up)" : "") << ": " << t.total << " s\n";
+  }
+  const auto rss = session.gather_values(tessera::Session::peak_rss_bytes());
+  if (!session.is_root()) return 0;
+  auto phase = [&](double tessera::PhaseTimes::*field) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(r.*field);
+    return median(v);
+  };
+  std::vector<double> totals;
+  for (const auto& r : runs) totals.push_back(r.total);
+  nlohmann::json j;
+  j["procs"] = plan.procs();
+  j["ranks"] = session.size();
+  j["grid"] = tessera::to_string(plan.grid);
+  j["scatter"] = tessera::to_string(plan.scatter);
+  j["gather"] = tessera::to_string(plan.gather);
+  j["exchange"] = tessera::to_string(plan.exchange);
+  j["width"] = o.width;
+  j["height"] = o.height;
+  j["sigma"] = o.gauss.sigma;
+  j["runs"] = o.bench;
+  j["median_s"] = median(totals);
+  j["min_s"] = *std::min_element(totals.begin(), totals.end());
+  j["max_s"] = *std::max_element(totals.begin(), totals.end());
+  j["phases_median_s"] = {{"scatter", phase(&tessera::PhaseTimes::scatter)},
+                          {"exchange", phase(&tessera::PhaseTimes::exchange)},
+                          {"compute", phase(&tessera::PhaseTimes::compute)},
+                          {"gather", phase(&tessera::PhaseTimes::gather)}};
+  j["peak_rss_bytes"] = rss;
+  std::cout << j.dump() << std::endl;
+  return 0;
+}
+
 int run(const tessera::Session& session, int argc, char** argv) {
   Options o;
   auto desc = describe_options(o);
@@ -91,8 +159,14 @@ int run(const tessera::Session& session, int argc, char** argv) {
     po::notify(vm);
     if (o.help || o.version) return;
     if (vm.count("radius")) o.gauss.radius = vm["radius"].as<int>();
-    if (o.input.empty()) throw tessera::InvalidArgument("--input is required (see --help)");
-    if (o.output.empty()) throw tessera::InvalidArgument("--output is required (see --help)");
+    if (vm.count("bench")) {
+      if (o.bench < 1) throw tessera::InvalidArgument("--bench needs a positive number of runs");
+      if (o.width < 1 || o.height < 1) throw tessera::InvalidArgument("--bench needs --width and --height >= 1");
+      if (o.warmup < 0) throw tessera::InvalidArgument("--warmup must be >= 0");
+    } else {
+      if (o.input.empty()) throw tessera::InvalidArgument("--input is required (see --help)");
+      if (o.output.empty()) throw tessera::InvalidArgument("--output is required (see --help)");
+    }
     tessera::validate(o.gauss);
     plan = make_plan(o, session.size());
   });
@@ -103,6 +177,7 @@ int run(const tessera::Session& session, int argc, char** argv) {
     }
     return 0;
   }
+  if (o.bench > 0) return run_bench(session, o, plan);
   tessera::Image image;
   session.agree([&] {
     if (!session.is_root()) return;

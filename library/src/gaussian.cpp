@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <string>
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "tessera/error.hpp"
@@ -22,29 +24,82 @@ void check_order(int order) {
     throw InvalidArgument("derivative order " + std::to_string(order) + " is not 0, 1 or 2");
 }
 
-// One output line of a 1-D pass: dst[i] = t0*s[i] + sum_k t_k*(s[i+k*step] +- s[i-k*step]).
-// Kernels are exactly (anti)symmetric, so pairing halves the multiplies. The sum order
-// per pixel is fixed (k ascending), which is what makes results bit-identical for any
-// decomposition: a pixel's value never depends on where its tile starts.
-void filter_line(const float* src, std::ptrdiff_t step, float* dst, int n, const Kernel1D& kernel) {
-  const int r = kernel.radius;
-  const float* c = kernel.taps.data() + r;  // c[k], k in [-r, r]
-  const float t0 = c[0];
-  for (int i = 0; i < n; ++i) dst[i] = t0 * src[i];
-  if (kernel.order == 1) {
-    for (int k = 1; k <= r; ++k) {
-      const float t = c[k];
-      const float* a = src + k * step;
-      const float* b = src - k * step;
-      for (int i = 0; i < n; ++i) dst[i] += t * (a[i] - b[i]);
+// A group of 1-D kernels applied to the same input line in one sweep: each input
+// pair s[i+k], s[i-k] is loaded once and feeds every kernel of the group (the three
+// y-smoothings of a tile, or the x-derivatives that share a y-smoothing).
+struct KernelGroup {
+  const Kernel1D* kernels[3] = {nullptr, nullptr, nullptr};
+  float* out[3] = {nullptr, nullptr, nullptr};
+  int count = 0;
+  int max_radius = 0;
+  void add(const Kernel1D& k, float* dst) {
+    kernels[count] = &k;
+    out[count] = dst;
+    ++count;
+    max_radius = std::max(max_radius, k.radius);
+  }
+};
+
+// 8 floats: one AVX register, or two SSE ones where AVX is missing.
+using Vec = float __attribute__((vector_size(32)));
+constexpr int kLanes = 8;
+inline Vec load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+
+// dst_j[i] = c_j[0]*s[i] + sum_{k=1..r_j} c_j[k]*(s[i+k*step] +- s[i-k*step]), with
+// '-' for odd (order 1) kernels: kernels are exactly (anti)symmetric. The sum order
+// per pixel is fixed (k ascending) and identical in the vector and scalar paths
+// (no fused multiply-add: -ffp-contract=off), so a pixel's value never depends on
+// where its tile starts or which lane computes it: results are bit-identical for any
+// decomposition.
+template <int N>
+void filter_group_line(const float* src, std::ptrdiff_t step, int n, const KernelGroup& g) {
+  const float* c[N];
+  bool odd[N];
+  int r[N];
+  for (int j = 0; j < N; ++j) {
+    c[j] = g.kernels[j]->taps.data() + g.kernels[j]->radius;
+    odd[j] = g.kernels[j]->order == 1;
+    r[j] = g.kernels[j]->radius;
+  }
+  const int rmax = g.max_radius;
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec s0 = load(src + i);
+    Vec acc[N];
+    for (int j = 0; j < N; ++j) acc[j] = c[j][0] * s0;
+    for (int k = 1; k <= rmax; ++k) {
+      const Vec a = load(src + i + k * step), b = load(src + i - k * step);
+      const Vec sum = a + b, diff = a - b;
+      for (int j = 0; j < N; ++j)
+        if (k <= r[j]) acc[j] += c[j][k] * (odd[j] ? diff : sum);
     }
-  } else {
-    for (int k = 1; k <= r; ++k) {
-      const float t = c[k];
-      const float* a = src + k * step;
-      const float* b = src - k * step;
-      for (int i = 0; i < n; ++i) dst[i] += t * (a[i] + b[i]);
+    for (int j = 0; j < N; ++j) store(g.out[j] + i, acc[j]);
+  }
+  for (; i < n; ++i) {
+    const float s0 = src[i];
+    float acc[N];
+    for (int j = 0; j < N; ++j) acc[j] = c[j][0] * s0;
+    for (int k = 1; k <= rmax; ++k) {
+      const float a = src[i + k * step], b = src[i - k * step];
+      const float sum = a + b, diff = a - b;
+      for (int j = 0; j < N; ++j)
+        if (k <= r[j]) acc[j] += c[j][k] * (odd[j] ? diff : sum);
     }
+    for (int j = 0; j < N; ++j) g.out[j][i] = acc[j];
+  }
+}
+
+void filter_group(const float* src, std::ptrdiff_t step, int n, const KernelGroup& g) {
+  switch (g.count) {
+    case 1: return filter_group_line<1>(src, step, n, g);
+    case 2: return filter_group_line<2>(src, step, n, g);
+    case 3: return filter_group_line<3>(src, step, n, g);
+    default: break;
   }
 }
 
@@ -186,7 +241,11 @@ PipelineDescription describe_pipeline(int width, int height, const GaussianOptio
 
 void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel) {
   const std::ptrdiff_t step = axis == Axis::x ? 1 : src.stride;
-  for (int y = 0; y < dst.height; ++y) filter_line(src.row(y), step, dst.row(y), dst.width, kernel);
+  for (int y = 0; y < dst.height; ++y) {
+    KernelGroup g;
+    g.add(kernel, dst.row(y));
+    filter_group(src.row(y), step, dst.width, g);
+  }
 }
 
 void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height,
@@ -213,28 +272,30 @@ void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, i
 }
 
 void compute_derivatives(ConstView tile, Halo halo, const GaussianOptions& o, std::span<const View> out) {
-  auto kernels = kernels_for(o);
+  const auto kernels = kernels_for(o);
   assert(out.size() == o.derivatives.size());
   const int w = tile.width, h = tile.height;
   const int row_len = w + 2 * halo.x;
   const auto need = y_orders_needed(o);
-  // Row strips: each strip's y-smoothed intermediates stay in cache for the x passes
-  // that follow, and strips are independent, so they spread over threads.
-  const int strip = std::clamp(int(65536 / std::max(row_len, 1)), 4, 64);
-  const int strips = (h + strip - 1) / strip;
-  tbb::parallel_for(0, strips, [&](int s) {
-    const int y0 = s * strip, rows = std::min(strip, h - y0);
-    std::array<std::vector<float>, 3> mid;
-    for (int oy = 0; oy < 3; ++oy) {
-      if (!need[std::size_t(oy)]) continue;
-      mid[std::size_t(oy)].resize(std::size_t(row_len) * std::size_t(rows));
-      View m{mid[std::size_t(oy)].data(), row_len, rows, row_len};
-      filter_pass(tile.sub(-halo.x, y0, row_len, rows), m, Axis::y, kernels[std::size_t(oy)]);
-    }
-    for (std::size_t i = 0; i < o.derivatives.size(); ++i) {
-      auto [ox, oy] = orders_of(o.derivatives[i]);
-      ConstView m{mid[std::size_t(oy)].data() + halo.x, w, rows, row_len};
-      filter_pass(m, out[i].sub(0, y0, w, rows), Axis::x, kernels[std::size_t(ox)]);
+  // One row at a time: its three y-smoothings (tile width plus x-halos) stay in L1
+  // for the x passes that follow, and the 2r+1 input rows they read stay in L2 for
+  // the next row. Row blocks are independent, so they spread over threads.
+  tbb::parallel_for(tbb::blocked_range<int>(0, h, 8), [&](const tbb::blocked_range<int>& rows) {
+    std::vector<float> mid(std::size_t(3) * std::size_t(row_len));
+    auto mid_row = [&](int oy) { return mid.data() + std::size_t(oy) * std::size_t(row_len); };
+    for (int y = rows.begin(); y != rows.end(); ++y) {
+      KernelGroup ys;
+      for (int oy = 0; oy < 3; ++oy)
+        if (need[std::size_t(oy)]) ys.add(kernels[std::size_t(oy)], mid_row(oy));
+      filter_group(&tile.at(-halo.x, y), tile.stride, row_len, ys);
+      for (int oy = 0; oy < 3; ++oy) {
+        KernelGroup xs;
+        for (std::size_t i = 0; i < o.derivatives.size(); ++i) {
+          auto [ox, dy] = orders_of(o.derivatives[i]);
+          if (dy == oy) xs.add(kernels[std::size_t(ox)], out[i].row(y));
+        }
+        if (xs.count) filter_group(mid_row(oy) + halo.x, 1, w, xs);
+      }
     }
   });
 }

@@ -72,10 +72,11 @@ TEST(Distributed, TilesReceiveTheRootsPixels) {
   Image img(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) img.at(x, y) = float(y * w + x);
+  const Image nothing;
   for (const Grid& g : grids_for(s.size())) {
     Partition part(w, h, g);
     for (ScatterAlgorithm sa : kScatterAlgorithms) {
-      Tile tile = scatter(s.comm(), s.is_root() ? img : Image(), part, Halo{2, 1}, sa);
+      Tile tile = scatter(s.comm(), s.is_root() ? img : nothing, part, Halo{2, 1}, sa);
       const Box b = tile.box();
       for (int y = 0; y < b.height; ++y)
         for (int x = 0; x < b.width; ++x)

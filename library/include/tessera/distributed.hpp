@@ -3,7 +3,6 @@
 // grid, with the algorithms named in names.hpp. Collective over the ranks of the
 // plan (ranks beyond plan.procs() take no part and must not call these).
 #include <span>
-#include <vector>
 
 #include "tessera/image.hpp"
 #include "tessera/names.hpp"
@@ -26,10 +25,8 @@ class Tile {
   const Box& box() const { return box_; }
   Halo halo() const { return halo_; }
   /// The w x h interior; view.sub(-halo.x, -halo.y, ...) reaches the halo.
-  View interior() { return {buffer_.data() + halo_.y * stride() + halo_.x, box_.width, box_.height, stride()}; }
-  ConstView interior() const {
-    return {buffer_.data() + halo_.y * stride() + halo_.x, box_.width, box_.height, stride()};
-  }
+  View interior() { return buffer_.view().sub(halo_.x, halo_.y, box_.width, box_.height); }
+  ConstView interior() const { return buffer_.view().sub(halo_.x, halo_.y, box_.width, box_.height); }
   std::ptrdiff_t stride() const { return box_.width + 2 * halo_.x; }
 
  private:
@@ -37,7 +34,7 @@ class Tile {
   int rank_ = 0;
   Box box_;
   Halo halo_;
-  std::vector<float> buffer_;
+  Image buffer_;  ///< (w + 2 halo.x) x (h + 2 halo.y)
 };
 
 /// Distributes `image` (read on the root only; ignored elsewhere) so that each rank
@@ -54,5 +51,11 @@ void exchange_borders(const detail::Comm& comm, Tile& tile, ExchangeAlgorithm al
 /// image on the root; returns an empty Image elsewhere. Collective.
 Image gather(const detail::Comm& comm, ConstView local, const Partition& partition,
              GatherAlgorithm algorithm);
+
+/// As gather(), into `whole` (allocated by the caller on the root, image-sized;
+/// ignored elsewhere). If the root's `local` already is its tile inside `whole`,
+/// nothing is copied for it. Collective.
+void gather_into(const detail::Comm& comm, ConstView local, const Partition& partition,
+                 GatherAlgorithm algorithm, Image& whole);
 
 }  // namespace tessera

@@ -1,8 +1,9 @@
 #pragma once
 // Non-owning views of row-major float images, and a small owning image. Pure.
 #include <cassert>
+#include <algorithm>
 #include <cstddef>
-#include <vector>
+#include <memory>
 
 namespace tessera {
 
@@ -26,26 +27,42 @@ struct BasicView {
 using View = BasicView<float>;
 using ConstView = BasicView<const float>;
 
-/// An owning, contiguous float image (stride == width).
+namespace detail {
+/// Float storage for large images: 2 MiB-aligned and, where the kernel allows,
+/// backed by transparent huge pages, so first touch costs one fault per 2 MiB
+/// rather than per 4 KiB. Contents start uninitialised.
+struct FreeFloats {
+  void operator()(float* p) const noexcept;
+};
+using FloatBuffer = std::unique_ptr<float[], FreeFloats>;
+FloatBuffer allocate_floats(std::size_t count);
+}  // namespace detail
+
+/// An owning, contiguous float image (stride == width). Move-only.
 class Image {
  public:
   Image() = default;
-  Image(int width, int height, float value = 0.0f)
-      : width_(width), height_(height), pixels_(std::size_t(width) * std::size_t(height), value) {}
+  /// Uninitialised pixels: the caller writes every one.
+  Image(int width, int height)
+      : width_(width), height_(height), pixels_(detail::allocate_floats(std::size_t(width) * std::size_t(height))) {}
+  Image(int width, int height, float value) : Image(width, height) {
+    std::fill_n(pixels_.get(), pixel_count(), value);
+  }
   int width() const { return width_; }
   int height() const { return height_; }
-  float* data() { return pixels_.data(); }
-  const float* data() const { return pixels_.data(); }
+  std::size_t pixel_count() const { return std::size_t(width_) * std::size_t(height_); }
+  float* data() { return pixels_.get(); }
+  const float* data() const { return pixels_.get(); }
   float& at(int x, int y) { return pixels_[std::size_t(y) * std::size_t(width_) + std::size_t(x)]; }
   float at(int x, int y) const { return pixels_[std::size_t(y) * std::size_t(width_) + std::size_t(x)]; }
   View view() { return {data(), width_, height_, width_}; }
   ConstView view() const { return {data(), width_, height_, width_}; }
-  bool empty() const { return pixels_.empty(); }
+  bool empty() const { return pixel_count() == 0; }
 
  private:
   int width_ = 0;
   int height_ = 0;
-  std::vector<float> pixels_;
+  detail::FloatBuffer pixels_;
 };
 
 }  // namespace tessera

@@ -5,11 +5,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tessera {
 
 namespace detail {
-struct Comm;  // wraps an MPI communicator; defined in src/mpi
+struct Comm;         // wraps an MPI communicator; defined in src/mpi
+struct ThreadLimit;  // caps TBB's threads per rank; defined in src/mpi
 }
 
 /// Owns MPI for the program's lifetime (MPI_Init in the constructor, MPI_Finalize in
@@ -26,6 +28,8 @@ class Session {
 
   int rank() const;
   int size() const;
+  /// Compute threads each rank uses: this node's cores divided by its ranks.
+  int threads_per_rank() const { return threads_per_rank_; }
   bool is_root() const { return rank() == 0; }
 
   /// Runs `step` on every rank, then agrees collectively whether it succeeded
@@ -37,11 +41,19 @@ class Session {
   /// Barrier. Collective.
   void barrier() const;
 
+  /// Every rank's `value`, in rank order, on the root (empty elsewhere). Collective.
+  std::vector<double> gather_values(double value) const;
+
+  /// Peak resident set size of this process so far, in bytes. Local.
+  static double peak_rss_bytes();
+
   /// The communicator (for the library's own use).
   const detail::Comm& comm() const { return *comm_; }
 
  private:
   std::unique_ptr<detail::Comm> comm_;
+  std::unique_ptr<detail::ThreadLimit> threads_;
+  int threads_per_rank_ = 1;
   bool owns_mpi_ = false;
 };
 

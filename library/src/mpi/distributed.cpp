@@ -17,7 +17,7 @@ using detail::Datatype;
 
 Tile::Tile(const Partition& partition, int rank, Halo halo)
     : partition_(partition), rank_(rank), box_(partition.tile(rank)), halo_(halo),
-      buffer_(std::size_t(box_.width + 2 * halo.x) * std::size_t(box_.height + 2 * halo.y)) {}
+      buffer_(box_.width + 2 * halo.x, box_.height + 2 * halo.y) {}
 
 namespace {
 
@@ -42,6 +42,7 @@ std::size_t floats_of(const std::vector<Box>& boxes) {
 }
 
 void copy_block(ConstView from, View to) {
+  if (from.data == to.data && from.stride == to.stride) return;  // already in place
   for (int y = 0; y < from.height; ++y) std::copy_n(from.row(y), from.width, to.row(y));
 }
 
@@ -71,13 +72,14 @@ Datatype subtree_type_in_image(const Partition& p, int first, int last) {
 struct Staging {
   int first = 0;
   std::vector<std::size_t> starts;  // per rank in [first, last], floats
-  std::vector<float> data;
+  detail::FloatBuffer data;
   Staging(const Partition& p, int first_rank, int last_rank) : first(first_rank) {
     starts.push_back(0);
     for (int r = first_rank; r < last_rank; ++r) starts.push_back(starts.back() + p.tile(r).area());
-    data.resize(starts.back());
+    data = detail::allocate_floats(starts.back());
   }
-  float* chunk(int rank) { return data.data() + starts[std::size_t(rank - first)]; }
+  std::size_t size() const { return starts.back(); }
+  float* chunk(int rank) { return data.get() + starts[std::size_t(rank - first)]; }
   std::size_t floats(int from, int to) const {
     return starts[std::size_t(to - first)] - starts[std::size_t(from - first)];
   }
@@ -121,7 +123,7 @@ Tile scatter_sbt(const Comm& c, const Image& image, const Partition& p, Halo hal
   }
   const int end = sbt_subtree_end(c.rank, c.size);
   Staging staging(p, c.rank, end);
-  recv_floats(c, staging.data.data(), staging.data.size(), sbt_parent(c.rank), kScatterTag);
+  recv_floats(c, staging.data.get(), staging.size(), sbt_parent(c.rank), kScatterTag);
   for (int child : sbt_children(c.rank, c.size))
     send_floats(c, staging.chunk(child), staging.floats(child, sbt_subtree_end(child, c.size)), child,
                 kScatterTag);
@@ -228,13 +230,12 @@ Tile scatter_bcast(const Comm& c, const Image& image, const Partition& p, Halo h
   return tile;
 }
 
-Image gather_oft(const Comm& c, ConstView local, const Partition& p) {
+void gather_oft(const Comm& c, ConstView local, const Partition& p, Image& whole) {
   if (c.rank != 0) {
     Datatype t = block_type(local.width, local.height, local.stride);
     check(MPI_Send(local.data, 1, t.get(), 0, kGatherTag, c.comm), "MPI_Send");
-    return {};
+    return;
   }
-  Image whole(p.width(), p.height());
   copy_block(local, whole.view().sub(0, 0, local.width, local.height));
   for (int r = 1; r < c.size; ++r) {
     const Box b = p.tile(r);
@@ -242,35 +243,31 @@ Image gather_oft(const Comm& c, ConstView local, const Partition& p) {
     check(MPI_Recv(whole.data() + offset_in(b, p.width()), 1, t.get(), r, kGatherTag, c.comm, MPI_STATUS_IGNORE),
           "MPI_Recv");
   }
-  return whole;
 }
 
-Image gather_sbt(const Comm& c, ConstView local, const Partition& p) {
+void gather_sbt(const Comm& c, ConstView local, const Partition& p, Image& whole) {
   auto children = sbt_children(c.rank, c.size);
   std::reverse(children.begin(), children.end());  // smallest subtree is ready first
   if (c.rank == 0) {
-    Image whole(p.width(), p.height());
     copy_block(local, whole.view().sub(0, 0, local.width, local.height));
     for (int child : children) {
       Datatype t = subtree_type_in_image(p, child, sbt_subtree_end(child, c.size));
       check(MPI_Recv(whole.data(), 1, t.get(), child, kGatherTag, c.comm, MPI_STATUS_IGNORE), "MPI_Recv");
     }
-    return whole;
+    return;
   }
   Staging staging(p, c.rank, sbt_subtree_end(c.rank, c.size));
   copy_block(local, View{staging.chunk(c.rank), local.width, local.height, local.width});
   for (int child : children)
     recv_floats(c, staging.chunk(child), staging.floats(child, sbt_subtree_end(child, c.size)), child,
                 kGatherTag);
-  send_floats(c, staging.data.data(), staging.data.size(), sbt_parent(c.rank), kGatherTag);
-  return {};
+  send_floats(c, staging.data.get(), staging.size(), sbt_parent(c.rank), kGatherTag);
 }
 
-Image gather_mpi(const Comm& c, ConstView local, const Partition& p) {
+void gather_mpi(const Comm& c, ConstView local, const Partition& p, Image& whole) {
+  // MPI's collectives take a contiguous send buffer here.
   Image mine(local.width, local.height);
   copy_block(local, mine.view());
-  Image whole;
-  if (c.rank == 0) whole = Image(p.width(), p.height());
   switch (mpi_shape(p)) {
     case MpiShape::bands:
     case MpiShape::uniform: {
@@ -302,7 +299,6 @@ Image gather_mpi(const Comm& c, ConstView local, const Partition& p) {
       break;
     }
   }
-  return whole;
 }
 
 // One exchange step's blocks in the tile's haloed buffer.
@@ -397,14 +393,22 @@ void exchange_borders(const Comm& c, Tile& tile, ExchangeAlgorithm algorithm) {
   }
 }
 
-Image gather(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm) {
+void gather_into(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm, Image& whole) {
   if (c.size != p.procs()) throw InfeasiblePlan("gather over " + std::to_string(c.size) + " ranks with grid " + to_string(p.grid()));
+  if (c.rank == 0 && (whole.width() != p.width() || whole.height() != p.height()))
+    throw InvalidArgument("gather_into: destination is not image-sized");
   switch (algorithm) {
-    case GatherAlgorithm::oft: return gather_oft(c, local, p);
-    case GatherAlgorithm::sbt: return gather_sbt(c, local, p);
-    case GatherAlgorithm::mpi: return gather_mpi(c, local, p);
+    case GatherAlgorithm::oft: return gather_oft(c, local, p, whole);
+    case GatherAlgorithm::sbt: return gather_sbt(c, local, p, whole);
+    case GatherAlgorithm::mpi: return gather_mpi(c, local, p, whole);
   }
-  throw InvalidArgument("unknown gather algorithm");
+}
+
+Image gather(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm) {
+  Image whole;
+  if (c.rank == 0) whole = Image(p.width(), p.height());
+  gather_into(c, local, p, algorithm, whole);
+  return whole;
 }
 
 }  // namespace tessera

@@ -48,18 +48,28 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   phase(times ? &times->scatter : nullptr);
   exchange_borders(comm, tile, plan.exchange);
   phase(times ? &times->exchange : nullptr);
-  std::vector<Image> local;
+  // The root computes its tile straight into the whole output images, which it
+  // needs anyway to gather into: no extra full-image copy and no copy of its tile.
+  const std::size_t n = options.derivatives.size();
+  std::vector<Image> result, local;
   std::vector<View> views;
-  for (std::size_t i = 0; i < options.derivatives.size(); ++i) local.emplace_back(tile.box().width, tile.box().height);
-  for (auto& img : local) views.push_back(img.view());
+  const Box& b = tile.box();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (comm.rank == 0) {
+      result.emplace_back(partition.width(), partition.height());
+      views.push_back(result.back().view().sub(b.x0, b.y0, b.width, b.height));
+    } else {
+      local.emplace_back(b.width, b.height);
+      views.push_back(local.back().view());
+    }
+  }
   compute_derivatives(tile.interior(), halo, options, views);
   phase(times ? &times->compute : nullptr);
   tile = Tile();  // the haloed input is no longer needed: free it before gathering
-  std::vector<Image> result;
-  for (auto& img : local) {
-    Image whole = gather(comm, img.view(), partition, plan.gather);
-    img = Image();
-    if (comm.rank == 0) result.push_back(std::move(whole));
+  Image none;
+  for (std::size_t i = 0; i < n; ++i) {
+    gather_into(comm, views[i], partition, plan.gather, comm.rank == 0 ? result[i] : none);
+    if (comm.rank != 0) local[i] = Image();
   }
   phase(times ? &times->gather : nullptr);
   if (times) times->total = mark - t0;

@@ -1,11 +1,22 @@
 #include "tessera/session.hpp"
 
+#include <algorithm>
 #include <string>
+#include <thread>
+#include <sys/resource.h>
+
+#include <tbb/global_control.h>
 
 #include "comm.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
+
+namespace detail {
+struct ThreadLimit {
+  tbb::global_control control;
+};
+}  // namespace detail
 
 Session::Session(int& argc, char**& argv) {
   int initialized = 0;
@@ -18,9 +29,22 @@ Session::Session(int& argc, char**& argv) {
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   comm_ = std::make_unique<detail::Comm>(MPI_COMM_WORLD);
+  // Share this node's cores among the ranks on it: TBB threads inside a rank only
+  // help where the rank has more than one core to itself.
+  MPI_Comm node = MPI_COMM_NULL;
+  int ranks_on_node = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &ranks_on_node);
+    MPI_Comm_free(&node);
+  }
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  threads_per_rank_ = std::max(1, cores / std::max(1, ranks_on_node));
+  threads_.reset(new detail::ThreadLimit{
+      tbb::global_control(tbb::global_control::max_allowed_parallelism, std::size_t(threads_per_rank_))});
 }
 
 Session::~Session() {
+  threads_.reset();
   comm_.reset();
   if (owns_mpi_) MPI_Finalize();
 }
@@ -29,6 +53,18 @@ int Session::rank() const { return comm_->rank; }
 int Session::size() const { return comm_->size; }
 
 void Session::barrier() const { detail::check(MPI_Barrier(comm_->comm), "MPI_Barrier"); }
+
+std::vector<double> Session::gather_values(double value) const {
+  std::vector<double> all(is_root() ? std::size_t(comm_->size) : 0);
+  detail::check(MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm_->comm), "MPI_Gather");
+  return all;
+}
+
+double Session::peak_rss_bytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) * 1024.0;  // Linux reports kilobytes
+}
 
 void Session::agree(const std::function<void()>& step) const {
   std::string message;
