@@ -220,7 +220,8 @@ int main(int argc, char** argv) {
               if (rank == 0) {
                 for (const auto& w : res.warnings) {
                   bar.finish();
-                  std::fprintf(stderr, "tessera-bench: warning: %s\n", w.c_str());
+                  std::fprintf(stderr, "tessera-bench: warning: %s pair %d-%d: %s\n",
+                               std::string(pdb::to_string(level)).c_str(), p.a, p.b, w.c_str());
                 }
                 for (const auto& r : res.ranges)
                   data.loggp.push_back({level, r.from_bytes, r.to_bytes, r.L, r.o_s, r.o_r, r.g, r.G});

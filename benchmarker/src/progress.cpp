@@ -10,15 +10,22 @@ std::string format_progress(double fraction, const std::string& label, double et
                             int width) {
   fraction = std::clamp(fraction, 0.0, 1.0);
   const int filled = int(std::lround(fraction * width));
-  std::string bar = "[" + std::string(std::size_t(filled), '#') +
-                    std::string(std::size_t(width - filled), '.') + "]";
+  // Appending piecewise (not operator+ on temporaries) also avoids GCC 12's false
+  // -Wrestrict warning on string concatenation.
+  std::string bar;
+  bar.reserve(std::size_t(width) + 2);
+  bar += '[';
+  bar.append(std::size_t(filled), '#');
+  bar.append(std::size_t(width - filled), '.');
+  bar += ']';
   char tail[96];
   if (std::isfinite(eta_seconds))
     std::snprintf(tail, sizeof tail, " %3d%% %-8s ETA %3.0fs", int(fraction * 100), label.c_str(),
                   std::max(0.0, eta_seconds));
   else
     std::snprintf(tail, sizeof tail, " %3d%% %-8s ETA   ?s", int(fraction * 100), label.c_str());
-  return bar + tail;
+  bar += tail;
+  return bar;
 }
 
 ProgressBar::ProgressBar(bool enabled)

@@ -257,7 +257,9 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     r.path = p;
     r.layout = l;
     r.bytes = floats * std::int64_t(sizeof(float));
-    r.blocks = l == Layout::cc ? 1 : std::max(shape.blocks, 1);
+    // The paper's layout is stored under its nominal block count even where a tiny
+    // message has fewer values than blocks, so readers find one shape at every size.
+    r.blocks = l == Layout::cc ? 1 : shape.paper_default ? o.blocks : std::max(shape.blocks, 1);
     r.block_stride_bytes = shape.paper_default ? 0 : shape.stride_floats * std::int64_t(sizeof(float));
     r.median_us = s.median - shift;
     r.q1_us = s.q1 - shift;
