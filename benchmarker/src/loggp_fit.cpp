@@ -92,7 +92,7 @@ std::vector<LoggpFit> fit_loggp(std::span<const PrttPoint> points, int n, int lo
     if (warnings && gap_all(p, n) > p.d)
       warnings->push_back("G_all (" + std::to_string(gap_all(p, n)) + " us) > d (" +
                           std::to_string(p.d) + " us) at " + std::to_string(p.bytes) +
-                          " bytes: o_s there is unreliable (use d = PRTT(2,0,s))");
+                          " bytes: o_s there is unreliable");
   }
   const double L = points.front().prtt_1_0 / 2;
   auto starts = protocol_ranges(gaps, lookahead, pfact);

@@ -39,7 +39,7 @@ struct PrttPoint {
   double prtt_1_0 = 0;  ///< PRTT(1, 0, s)
   double prtt_n_0 = 0;  ///< PRTT(n, 0, s)
   double prtt_n_d = 0;  ///< PRTT(n, d, s)
-  double d = 0;         ///< the delay used, = PRTT(1, 0, s)
+  double d = 0;         ///< the delay used: PRTT(1, 0, s), or PRTT(2, 0, s) if that was <= G_all
   double o_r = 0;       ///< receive overhead measured directly at this size
 };
 

@@ -88,7 +88,10 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
     }
     phase = 1;
     for (std::int64_t s : refiner.sizes()) {
-      const double d = median(kKey10, s);
+      // d = PRTT(1,0,s) as Netgauge; where that is not above G_all(s) (o_s would be
+      // hidden by the gap), fall back to PRTT(2,0,s) = PRTT(1,0,s) + G_all(s) (eq. 2).
+      double d = median(kKey10, s);
+      if (gall(s) >= d) d += gall(s);
       add(kKeyNd, kPrtt, n, s, d);
       add(kKeyOr, kRecvOverhead, 1, s, d);
     }

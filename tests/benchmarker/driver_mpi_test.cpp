@@ -1,0 +1,115 @@
+// The MPI seam of tessera-bench: node discovery and the round loop that keeps the timing
+// rank and its peer in lockstep while other ranks stay out of the pair.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <set>
+#include <vector>
+
+#include "mpi/driver.hpp"
+
+namespace tb = tessera::bench;
+
+namespace {
+
+struct PairComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  PairComm() {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &comm);
+  }
+  ~PairComm() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+}  // namespace
+
+TEST(Driver, TopologyAgreesWithSharedMemoryGroups) {
+  const tb::Topology t = tb::discover_topology(MPI_COMM_WORLD);
+  ASSERT_EQ(int(t.node_of_rank.size()), t.size);
+  ASSERT_EQ(int(t.host_of_rank.size()), t.size);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  int same = 0;
+  for (int n : t.node_of_rank) same += n == t.node_of_rank[std::size_t(t.rank)];
+  EXPECT_EQ(same, node_size);
+  EXPECT_EQ(t.node_of_rank[0], 0) << "nodes are numbered from rank 0's";
+  EXPECT_GE(t.ranks_per_node, node_size);
+  std::set<int> nodes(t.node_of_rank.begin(), t.node_of_rank.end());
+  EXPECT_EQ(int(nodes.size()), t.nodes);
+}
+
+TEST(Driver, PeerRunsExactlyTheTimersJobsAndHookCellsGetSampled) {
+  PairComm pair;
+  if (pair.comm == MPI_COMM_NULL) return;  // ranks >= 2 are not in the pair
+  int me = 0;
+  MPI_Comm_rank(pair.comm, &me);
+  tb::StopRule rule;
+  rule.warmup = 1;
+  rule.min_samples = 4;
+  rule.max_samples = 4;
+  tb::RoundScheduler sched(me == 0 ? 3 : 0, rule, 9);
+  std::vector<tb::Job> table;
+  if (me == 0)
+    for (int c = 0; c < 3; ++c) {
+      tb::Job j;
+      j.size = 100 + c;
+      table.push_back(j);
+    }
+  bool added = false;
+  auto hook = [&] {
+    if (added || !sched.done()) return;
+    added = true;
+    sched.add_cells(1);
+    tb::Job j;
+    j.size = 999;
+    table.push_back(j);
+  };
+  std::vector<long long> seen;  // (size * 2 + warmup) of every job run on this rank
+  auto sample = [&](const tb::Job& j) {
+    seen.push_back(j.size * 2 + j.warmup);
+    int other = 0;
+    // A real exchange inside each sample: the peer must be in the same job.
+    MPI_Sendrecv(&j.cell, 1, MPI_INT, 1 - me, 5, &other, 1, MPI_INT, 1 - me, 5, pair.comm,
+                 MPI_STATUS_IGNORE);
+    EXPECT_EQ(other, j.cell);
+    return double(j.size);
+  };
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() + std::chrono::seconds(60), hook, sample,
+                 [](double) {});
+  long long count = (long long)seen.size();
+  long long peer_count = 0;
+  MPI_Sendrecv(&count, 1, MPI_LONG_LONG, 1 - me, 6, &peer_count, 1, MPI_LONG_LONG, 1 - me, 6,
+               pair.comm, MPI_STATUS_IGNORE);
+  ASSERT_EQ(count, peer_count);
+  std::vector<long long> peer(seen.size());
+  MPI_Sendrecv(seen.data(), int(seen.size()), MPI_LONG_LONG, 1 - me, 7, peer.data(),
+               int(peer.size()), MPI_LONG_LONG, 1 - me, 7, pair.comm, MPI_STATUS_IGNORE);
+  EXPECT_EQ(seen, peer);
+  EXPECT_EQ(seen.size(), 4u * 5u) << "4 cells x (1 warm-up + 4 timed)";
+  if (me == 0) {
+    ASSERT_EQ(sched.cells(), 4u);
+    for (int c = 0; c < 4; ++c) {
+      ASSERT_EQ(sched.samples(c).size(), 4u);
+      EXPECT_DOUBLE_EQ(sched.samples(c)[0], double(table[std::size_t(c)].size));
+    }
+  }
+}
+
+TEST(Driver, PassedDeadlineEndsAtOnceOnBothRanks) {
+  PairComm pair;
+  if (pair.comm == MPI_COMM_NULL) return;
+  int me = 0;
+  MPI_Comm_rank(pair.comm, &me);
+  tb::RoundScheduler sched(me == 0 ? 2 : 0);
+  std::vector<tb::Job> table(me == 0 ? 2 : 0);
+  int runs = 0;
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() - std::chrono::seconds(1), [] {},
+                 [&](const tb::Job&) { return double(++runs); }, [](double) {});
+  EXPECT_EQ(runs, 0);
+}
