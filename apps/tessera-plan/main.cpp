@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     std::cout << scheduler::format_table(result.search, std::size_t(top));
 
     if (vm.count("compare-models")) {
-      std::printf("\nplan chosen by each model (and its price under %s):\n", model.c_str());
+      std::printf("\nplan chosen by each model (and that model's own prediction):\n");
       for (auto k : scheduler::kModelKinds) {
         auto other = req;
         other.model = std::string(scheduler::to_string(k));

@@ -58,7 +58,8 @@ class P3pcModel final : public CostModel {
     }
   }
   double time_us(const Message& m) const override {
-    return tables_[int(m.level)].curve(m.path, m.layout)(m.bytes);
+    // Extending a noisy last segment far past the measured sizes can go below zero.
+    return std::max(0.0, tables_[int(m.level)].curve(m.path, m.layout)(m.bytes));
   }
   ModelKind kind() const override { return ModelKind::p3pc; }
 
@@ -88,7 +89,7 @@ class ThreePcModel final : public CostModel {
   }
   double time_us(const Message& m) const override {
     const auto [tc, ta] = lines_[int(m.level)][int(m.path)];
-    return tc + ta * m.bytes;
+    return std::max(0.0, tc + ta * m.bytes);
   }
   ModelKind kind() const override { return ModelKind::three_pc; }
 
@@ -111,7 +112,7 @@ class LoggpStarModel final : public CostModel {
   double time_us(const Message& m) const override {
     const auto& p = p_[int(m.level)];
     const double additional = p.full(m.bytes) - p.L;
-    return (m.path == Path::full ? p.L : p.g) + additional;
+    return std::max(0.0, (m.path == Path::full ? p.L : p.g) + additional);
   }
   ModelKind kind() const override { return ModelKind::loggp_star; }
 
@@ -130,7 +131,11 @@ class Log3pModel final : public CostModel {
   Log3pModel(const MachineParams& m, bool two_level) : two_level_(two_level) {
     for (Level lv : {Level::intra, Level::inter}) {
       Log3pLevel p = m.log3p[int(lv)];
-      if (p.empty()) p = m.log3p[1 - int(lv)];
+      if (p.empty()) {
+        p = m.log3p[1 - int(lv)];
+        // Borrowing inter-node numbers for intra pairs: drop the network term (eq. 4).
+        if (two_level && lv == Level::intra && !p.empty()) p.o_net = {};
+      }
       if (p.empty()) p = log3p_from_p3pc(m.p3pc_for(lv));
       if (p.l_mw.empty()) p.l_mw = PiecewiseLinear({{0.0, 0.0}});
       if (p.o_net.empty()) p.o_net = PiecewiseLinear({{0.0, 0.0}});
@@ -145,12 +150,14 @@ class Log3pModel final : public CostModel {
     const double l_end = p.l_mw(m.bytes) / 2;  // l_mw is for both ends noncontiguous
     const double ls = noncontig_send(m.layout) ? l_end : 0.0;
     const double lr = noncontig_recv(m.layout) ? l_end : 0.0;
-    // 2log{2,3}P eq. 4: intra-node messages have no network term (n = 2).
-    const double net = (two_level_ && lv == Level::intra) ? 0.0 : p.o_net(m.bytes);
+    // 2log{2,3}P eq. 4 gives intra-node messages no network term (n = 2): an intra level
+    // without a measured o_net gets 0 (see the constructor). When the benchmarker did
+    // measure one on shared memory (the transport's copy), it is part of the cost and kept.
+    const double net = p.o_net(m.bytes);
     switch (m.path) {
-      case Path::send: return o / 2 + ls;
-      case Path::recv: return o / 2 + lr;
-      case Path::full: return o + ls + lr + net;
+      case Path::send: return std::max(0.0, o / 2 + ls);
+      case Path::recv: return std::max(0.0, o / 2 + lr);
+      case Path::full: return std::max(0.0, o + ls + lr + net);
     }
     return 0;
   }

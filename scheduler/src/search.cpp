@@ -64,7 +64,12 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
       continue;
     }
     const CommCosts c = price_communication(*model, part, pl.halo, machine.placement, result.pricing, &cache);
-    const double compute = result.compute_priced ? compute_us(machine.compute, part, pl) : 0.0;
+    // Ranks beyond the cores of a node take turns: the busiest node needs
+    // ceil(ranks on it / cores) rounds of the slowest tile.
+    const auto& place = machine.placement;
+    const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
+    const int rounds = place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
+    const double compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) : 0.0;
     auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
       Candidate cand{Plan{g, s, ga, e}, {}};
       auto& t = cand.predicted;

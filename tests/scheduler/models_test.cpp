@@ -126,8 +126,7 @@ TEST(Log3p, MiddlewareOverheadLatencyAndNetwork) {
   MachineParams m = machine_with(distinct_table());
   m.log3p[int(Level::inter)] = {PiecewiseLinear({{0, 10}, {1000, 20}}), PiecewiseLinear({{0, 0}, {1000, 8}}),
                                  PiecewiseLinear({{0, 5}, {1000, 15}})};
-  m.log3p[int(Level::intra)] = {PiecewiseLinear({{0, 2}, {1000, 4}}), PiecewiseLinear({{0, 0}, {1000, 2}}),
-                                 PiecewiseLinear({{0, 100}})};
+  m.log3p[int(Level::intra)] = {PiecewiseLinear({{0, 2}, {1000, 4}}), PiecewiseLinear({{0, 0}, {1000, 2}}), {}};
   const auto one = make_model(ModelKind::log3p, m);
   const auto two = make_model(ModelKind::two_log23p, m);
   // inter at 500 B: o_mw = 15, l_mw = 4, o_net = 10.
@@ -140,6 +139,15 @@ TEST(Log3p, MiddlewareOverheadLatencyAndNetwork) {
   EXPECT_DOUBLE_EQ(one->full(Layout::nn, 500, Level::intra), 29);
   EXPECT_DOUBLE_EQ(two->full(Layout::nn, 500, Level::intra), 3 + 1);
   EXPECT_DOUBLE_EQ(two->full(Layout::nn, 500, Level::inter), 29);
+  // An intra o_net the benchmarker measured (shared-memory copy) is kept.
+  m.log3p[int(Level::intra)].o_net = PiecewiseLinear({{0, 100}});
+  EXPECT_DOUBLE_EQ(make_model(ModelKind::two_log23p, m)->full(Layout::nn, 500, Level::intra), 104);
+  // Only inter measured: intra pairs borrow it without the network term.
+  m.log3p[int(Level::intra)] = {};
+  EXPECT_DOUBLE_EQ(make_model(ModelKind::two_log23p, m)->full(Layout::nn, 500, Level::intra), 19);
+  // Negative decompositions (noisy o_mw) never price a message below zero.
+  m.log3p[int(Level::inter)].o_mw = PiecewiseLinear({{0, -50}});
+  EXPECT_DOUBLE_EQ(make_model(ModelKind::log3p, m)->send(Layout::cc, 500), 0);
 }
 
 TEST(Loggp, PerProtocolRange) {

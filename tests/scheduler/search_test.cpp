@@ -62,6 +62,24 @@ TEST(Search, FreeCommunicationChoosesTheLargestP) {
   }
 }
 
+TEST(Search, OversubscribedCoresTakeTurns) {
+  // Free communication, but a node with 2 cores: 16 ranks compute in 8 rounds, so
+  // spreading past the cores buys nothing and the tie goes to fewer ranks.
+  auto m = machine(constant_table(0), true);
+  m.placement = {0, 2};
+  const auto r = search(request(512, 512, 1, 1, 16), m);
+  EXPECT_EQ(r.chosen().plan.procs(), 2);
+  auto compute_of = [](const SearchResult& res, Grid g) {
+    for (const auto& c : res.ranking)
+      if (c.plan.grid == g) return c.predicted.compute;
+    return -1.0;
+  };
+  m.placement = {0, 0};
+  const auto own_cores = search(request(512, 512, 1, 16, 16), m);
+  ASSERT_GT(compute_of(own_cores, {4, 4}), 0);
+  EXPECT_DOUBLE_EQ(compute_of(r, {4, 4}), 8 * compute_of(own_cores, {4, 4}));
+}
+
 TEST(Search, ExpensiveCommunicationKeepsOneRank) {
   const auto m = machine(constant_table(1e9), true);
   const auto r = search(request(256, 256, 1, 1, 16), m);

@@ -22,20 +22,36 @@ using scheduler::PiecewiseLinear;
 
 Level level_of(perfdb::Level l) { return l == perfdb::Level::intra ? Level::intra : Level::inter; }
 
-// P-3PC tables of one run: per level, one sample per (path, layout, bytes), preferring
-// the paper's noncontiguous shape as the CSV export does.
-bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run) {
-  bool any = false;
-  for (perfdb::Level lv : {perfdb::Level::intra, perfdb::Level::inter}) {
-    const auto rows = perfdb::csv_view(run.p3pc, lv);
-    if (rows.empty()) continue;
-    std::map<int, std::vector<std::pair<double, double>>> pts;
-    for (const auto& s : rows) pts[int(s.path) * 4 + int(s.layout)].emplace_back(double(s.bytes), s.median_us);
-    auto& t = m.p3pc[int(level_of(lv))];
-    for (auto& [k, v] : pts) t.curves[std::size_t(k)] = PiecewiseLinear(std::move(v));
-    any = true;
+// P-3PC tables of one run. The benchmarker may also measure library-shaped
+// noncontiguous messages (many short rows) at nearly the same sizes as the paper's
+// 100-block messages; mixing the two families in one curve makes it zigzag and its
+// extrapolation meaningless, so each curve takes one family: the paper's default shape
+// (100 blocks, default stride; 1 block for contiguous sides) when measured, else all.
+bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vector<std::string>& notes) {
+  std::map<std::pair<int, int>, std::vector<const perfdb::P3pcSample*>> by_curve;  // (level, path*4+layout)
+  for (const auto& s : run.p3pc) by_curve[{int(level_of(s.level)), int(s.path) * 4 + int(s.layout)}].push_back(&s);
+  std::size_t skipped = 0;
+  for (auto& [key, samples] : by_curve) {
+    auto paper_shape = [](const perfdb::P3pcSample* s) {
+      const bool contiguous = s->layout == Layout::cc;
+      return contiguous ? s->blocks <= 1 || s->block_stride_bytes == 0 : s->blocks == 100 && s->block_stride_bytes == 0;
+    };
+    const bool have_paper = std::any_of(samples.begin(), samples.end(), paper_shape);
+    std::vector<std::pair<double, double>> pts;
+    for (const auto* s : samples) {
+      if (have_paper && !paper_shape(s)) {
+        ++skipped;
+        continue;
+      }
+      pts.emplace_back(double(s->bytes), s->median_us);
+    }
+    m.p3pc[std::size_t(key.first)].curves[std::size_t(key.second)] = PiecewiseLinear(std::move(pts));
   }
-  return any;
+  if (skipped > 0)
+    notes.push_back(std::to_string(skipped) +
+                    " P-3PC samples of library-shaped noncontiguous messages not used (p3pc uses the paper's "
+                    "100-block shape)");
+  return !by_curve.empty();
 }
 
 void fill_log3p(scheduler::MachineParams& m, const perfdb::RunData& run) {
@@ -134,7 +150,7 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
   if (found && found->comm) {
     auto& m = out.params;
     m.name = name;
-    fill_p3pc(m, *found->comm);
+    fill_p3pc(m, *found->comm, out.notes);
     fill_log3p(m, *found->comm);
     fill_loggp(m, *found->comm);
     const bool intra = !m.p3pc[int(Level::intra)].empty(), inter = !m.p3pc[int(Level::inter)].empty();
@@ -143,6 +159,7 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
     else if (inter && !intra) m.placement.ranks_per_node = 1;
     else if (intra && inter) m.placement.ranks_per_node = std::max(1, found->machine.cores);
     else m.placement.ranks_per_node = 0;
+    m.placement.cores_per_node = std::max(0, found->machine.cores);
     out.origin = describe_run(db, found->comm->run);
     for (Level lv : {Level::intra, Level::inter})
       if (!m.p3pc[int(lv)].empty() && !m.p3pc[int(lv)].complete())

@@ -113,9 +113,11 @@ class ComputeTable {
 };
 
 /// Where ranks sit: block placement, rank r on node r / ranks_per_node.
-/// ranks_per_node <= 0 means every rank on one node.
+/// ranks_per_node <= 0 means every rank on one node. cores_per_node > 0 lets the search
+/// charge oversubscription: ranks sharing a core compute one after the other.
 struct Placement {
   int ranks_per_node = 0;
+  int cores_per_node = 0;  ///< 0 = unknown (every rank has a core of its own)
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   Level level(int a, int b) const { return node_of(a) == node_of(b) ? Level::intra : Level::inter; }
 };

@@ -59,7 +59,9 @@ struct SearchResult {
 
 /// Runs the search over `machine`. Deterministic. Throws InvalidArgument for a bad
 /// request (procs < 1, min > max), InvalidArgument if the model lacks parameters.
-/// Compute is priced from machine.compute; when empty it is 0 (compute_priced = false).
+/// Compute is priced from machine.compute on the slowest tile, times the rounds an
+/// oversubscribed node needs (placement.cores_per_node); when machine.compute is empty
+/// it is 0 (compute_priced = false).
 SearchResult search(const SearchRequest& request, const MachineParams& machine);
 
 /// Total order of candidates used for the ranking: total time, then fewer ranks, then
