@@ -38,10 +38,8 @@ std::string to_string(const TileRows& t) {
   return std::to_string(t.row_floats) + ":" + std::to_string(t.stride_floats);
 }
 
-BlockShape tile_shape(std::int64_t floats, const TileRows& rows, std::int64_t& floats_out) {
-  const auto n = std::max<std::int64_t>(1, std::llround(double(floats) / rows.row_floats));
-  floats_out = n * rows.row_floats;
-  return {int(n), rows.stride_floats, false};
+BlockShape rows_shape(int rows, const TileRows& tile) {
+  return {std::max(rows, 1), tile.stride_floats, false};
 }
 
 std::int64_t block_length(std::int64_t floats, const BlockShape& shape, int i) {

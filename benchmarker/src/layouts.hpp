@@ -35,9 +35,8 @@ struct TileRows {
 TileRows parse_tile_rows(std::string_view text);
 std::string to_string(const TileRows& t);
 
-/// The message of about `floats` values laid out as whole tile rows: max(1, round(floats /
-/// W)) rows. `floats_out` receives the exact count (rows * W).
-BlockShape tile_shape(std::int64_t floats, const TileRows& rows, std::int64_t& floats_out);
+/// `rows` whole tile rows (rows * W values), as a halo or a column strip is sent.
+BlockShape rows_shape(int rows, const TileRows& tile);
 
 /// Length in floats of block i (part_size of the values over the blocks).
 std::int64_t block_length(std::int64_t floats, const BlockShape& shape, int i);

@@ -145,6 +145,7 @@ int main(int argc, char** argv) {
       std::vector<std::string> tiles;
       for (auto& t : opt.tile_rows) tiles.push_back(tb::to_string(t));
       cfg["tile_rows"] = tiles;
+      cfg["tile_row_counts"] = opt.tile_row_counts;
       cfg["max_seconds"] = opt.max_seconds;
       cfg["stop_rule"] = {{"warmup", opt.rule.warmup}, {"min_samples", opt.rule.min_samples},
                           {"max_samples", opt.rule.max_samples}, {"target_rse", opt.rule.target_rse}};

@@ -71,7 +71,7 @@ Options parse_options(int argc, const char* const* argv) {
       "tessera-bench: measure P-3PC, log3P / 2log{2,3}P, LogGP (PRTT) and compute costs\n"
       "and store them in the performance database. Run as: mpirun -n 2 tessera-bench\n"
       "Options");
-  std::string sizes, modes = "p3pc,log3p,loggp,compute", tiles, sigmas, strides;
+  std::string sizes, modes = "p3pc,log3p,loggp,compute", tiles, row_counts, sigmas, strides;
   double max_seconds = 0, target_rse = 0.02;
   int min_samples = 0, max_samples = 0;
   Options o;
@@ -83,6 +83,7 @@ Options parse_options(int argc, const char* const* argv) {
       ("sizes", po::value(&sizes), "P-3PC message sizes in floats, comma list (default 0,1024,51200,102400,512000)")
       ("blocks", po::value(&o.blocks), "blocks of a noncontiguous P-3PC message (default 100)")
       ("tile-rows", po::value(&tiles), "library layouts to measure as W:S (row floats : row stride), comma list; 'none' for none")
+      ("tile-row-counts", po::value(&row_counts), "rows per tile-row message, comma list (default 16,64,256,1024,4096; quick 64,1024)")
       ("refine-threshold", po::value(&o.refine_threshold), "relative miss of linear interpolation that adds a midpoint size (default 0.10)")
       ("refine-depth", po::value(&o.refine_depth), "levels of midpoint refinement (default 2, quick 1; 0 = off)")
       ("pairs", po::value(&o.pairs), "rank pairs to measure: auto (one intra, one inter if the ranks span nodes) or A-B,...")
@@ -146,6 +147,12 @@ Options parse_options(int argc, const char* const* argv) {
   if (tiles.empty()) tiles = o.quick ? "19:550" : "19:550,128:512";
   if (tiles != "none")
     for (const auto& t : split(tiles)) o.tile_rows.push_back(parse_tile_rows(t));
+  if (row_counts.empty()) row_counts = o.quick ? "64,1024" : "16,64,256,1024,4096";
+  for (const auto& r : split(row_counts)) {
+    const int v = parse_number<int>(r, "--tile-row-counts value");
+    if (v < 1 || v > (1 << 20)) throw InvalidArgument("--tile-row-counts values must be in 1..1048576, got " + r);
+    o.tile_row_counts.push_back(v);
+  }
 
   if (o.prtt_n < 2) throw InvalidArgument("--prtt-n must be at least 2");
   o.loggp_max_bytes = o.quick ? (256 << 10) : (1 << 20);

@@ -37,6 +37,7 @@ struct Options {
   double refine_threshold = 0.10;          ///< relative miss of the linear interpolation
   int refine_depth = 2;
   std::vector<TileRows> tile_rows;
+  std::vector<int> tile_row_counts;        ///< rows per tile-row message
 
   // log3P
   std::vector<std::int64_t> log3p_sizes;   ///< bytes

@@ -29,11 +29,12 @@ TEST(Layouts, TileRowsAreWholeRows) {
   const auto t = tb::parse_tile_rows("19:550");
   EXPECT_EQ(t.row_floats, 19);
   EXPECT_EQ(t.stride_floats, 550);
-  std::int64_t exact = 0;
-  const auto s = tb::tile_shape(1024, t, exact);
-  EXPECT_EQ(exact % 19, 0);
-  EXPECT_EQ(s.blocks, exact / 19);
+  const auto s = tb::rows_shape(64, t);
+  EXPECT_EQ(s.blocks, 64);
+  EXPECT_EQ(s.stride_floats, 550);
   EXPECT_FALSE(s.paper_default);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(tb::block_length(64 * 19, s, i), 19);
+  EXPECT_EQ(tb::extent_floats(64 * 19, s), 63 * 550 + 19);
   EXPECT_THROW(tb::parse_tile_rows("20:10"), tessera::InvalidArgument);
   EXPECT_THROW(tb::parse_tile_rows("abc"), tessera::InvalidArgument);
 }
@@ -108,7 +109,8 @@ TEST(Options, BadValuesAreOneLineErrors) {
                                                          {"--no-such-option"},
                                                          {"--max-seconds", "-1"},
                                                          {"--strides", "12"},
-                                                         {"--tile-rows", "5"}}) {
+                                                         {"--tile-rows", "5"},
+                                                         {"--tile-row-counts", "0"}}) {
     try {
       parse(args);
       ADD_FAILURE() << "accepted " << args[0];

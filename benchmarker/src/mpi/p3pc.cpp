@@ -127,11 +127,11 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   const std::int64_t max_floats = o.sizes_floats.back();
   extent = std::max(extent, extent_floats(max_floats, paper_shape(max_floats, o.blocks)));
   extent = std::max(extent, max_floats);
-  for (const TileRows& t : o.tile_rows) {
-    std::int64_t exact = 0;
-    const BlockShape s = tile_shape(max_floats, t, exact);
-    extent = std::max({extent, exact, extent_floats(exact, s)});
-  }
+  for (const TileRows& t : o.tile_rows)
+    for (int rows : o.tile_row_counts) {
+      const std::int64_t floats = std::int64_t(rows) * t.row_floats;
+      extent = std::max({extent, floats, extent_floats(floats, rows_shape(rows, t))});
+    }
   std::vector<float> sbuf(std::size_t(extent), 1.0f), rbuf(std::size_t(extent), 0.0f);
   TypeCache cache;
 
@@ -168,11 +168,12 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     for (std::int64_t s : o.sizes_floats) add_paper(s);
     // t_cf = roundtrip(0, 0) / 2 needs the empty round trip even if 0 is not a listed size.
     if (!paper_cell.count({int(Path::full), int(Layout::cc), 0})) add_paper(0);
+    // Tile rows at realistic heights (a halo of a tile `rows` tall, a column strip of
+    // `rows` image rows) rather than at the paper's sizes.
     for (const TileRows& t : o.tile_rows)
-      for (std::int64_t s : o.sizes_floats) {
-        if (s == 0) continue;
-        std::int64_t exact = 0;
-        const BlockShape shape = tile_shape(s, t, exact);
+      for (int rows : o.tile_row_counts) {
+        const std::int64_t exact = std::int64_t(rows) * t.row_floats;
+        const BlockShape shape = rows_shape(rows, t);
         for (Path p : kPaths)
           for (Layout l : {Layout::cn, Layout::nc, Layout::nn}) {
             const int c = sched.add_cells(1);
