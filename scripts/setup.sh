@@ -11,7 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libopencv-dev libtbb-dev libboost-program-options-dev
   libgtest-dev libbenchmark-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
-  iproute2 util-linux
+  iproute2 util-linux python3
 )
 missing=()
 for p in "${packages[@]}"; do

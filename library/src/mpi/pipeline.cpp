@@ -26,13 +26,16 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   });
   const Partition partition(size[0], size[1], plan.grid);
 
-  // Ranks the plan does not use sit this one out.
-  MPI_Comm sub = MPI_COMM_NULL;
-  detail::check(MPI_Comm_split(world.comm, world.rank < plan.procs() ? 0 : MPI_UNDEFINED, world.rank, &sub),
-                "MPI_Comm_split");
-  if (sub == MPI_COMM_NULL) return {};
-  detail::Comm comm(sub, true);
-  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  // Ranks the plan does not use sit this one out (splitting is collective and costs
+  // a round of messages, so only when some ranks idle).
+  MPI_Comm sub = world.comm;
+  if (plan.procs() < world.size) {
+    detail::check(MPI_Comm_split(world.comm, world.rank < plan.procs() ? 0 : MPI_UNDEFINED, world.rank, &sub),
+                  "MPI_Comm_split");
+    if (sub == MPI_COMM_NULL) return {};
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  }
+  detail::Comm comm(sub, sub != world.comm);
 
   double t0 = 0, mark = 0;
   auto phase = [&](double* slot) {
