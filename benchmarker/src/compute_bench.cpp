@@ -69,8 +69,11 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<PassToPrice>& pas
   RoundScheduler sched(cells.size(), rule, 13);
   const ConstView all = std::as_const(src).view();
   for (;;) {
-    if (std::chrono::duration<double>(Clock::now() - start).count() > budget_s) break;
-    auto round = sched.next_round();
+    // As in the MPI modes: past the budget only cells without 3 samples go on, and at
+    // 1.5 times the budget everything stops.
+    const double t = std::chrono::duration<double>(Clock::now() - start).count();
+    if (t > 1.5 * budget_s) break;
+    auto round = t <= budget_s ? sched.next_round() : sched.next_round_below(3);
     if (round.empty()) break;
     for (const Visit& v : round) {
       const Cell& c = cells[std::size_t(v.cell)];

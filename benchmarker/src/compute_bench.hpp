@@ -27,9 +27,9 @@ std::vector<PassToPrice> passes_to_price(const std::vector<double>& sigmas);
 /// Tile shapes: each width with height max(1, area / width).
 std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths, long long area);
 
-/// Time filter_pass for every pass and tile (interleaved rounds, `rule`), at most
-/// `budget_s` seconds; ns per output pixel with quartiles. Throws tessera::Error if the
-/// budget did not give every cell 3 samples.
+/// Time filter_pass for every pass and tile (interleaved rounds, `rule`) for `budget_s`
+/// seconds, longer (up to 1.5x) only to give every cell 3 samples; ns per output pixel
+/// with quartiles. Throws tessera::Error if even that did not give every cell 3 samples.
 std::vector<perfdb::ComputeCost> run_compute(const std::vector<PassToPrice>& passes,
                                              const std::vector<std::pair<int, int>>& tiles,
                                              const StopRule& rule, double budget_s,

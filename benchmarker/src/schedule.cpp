@@ -29,6 +29,24 @@ std::vector<Visit> RoundScheduler::next_round() {
   return round;
 }
 
+std::vector<Visit> RoundScheduler::next_round_below(int n) {
+  std::vector<Visit> round;
+  for (std::size_t c = 0; c < samples_.size(); ++c) {
+    if (warmups_left_[c] > 0)
+      round.push_back({int(c), true});
+    else if (int(samples_[c].size()) < n)
+      round.push_back({int(c), false});
+  }
+  std::shuffle(round.begin(), round.end(), rng_);
+  return round;
+}
+
+bool RoundScheduler::all_have(int n) const {
+  for (std::size_t c = 0; c < samples_.size(); ++c)
+    if (warmups_left_[c] > 0 || int(samples_[c].size()) < n) return false;
+  return true;
+}
+
 void RoundScheduler::record(int cell, double value) {
   assert(warmups_left_[std::size_t(cell)] == 0);
   samples_[std::size_t(cell)].push_back(value);

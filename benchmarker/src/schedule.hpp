@@ -40,6 +40,11 @@ class RoundScheduler {
   /// The next round: one visit per cell still warming up or not satisfied, shuffled.
   /// Empty when every cell is satisfied.
   std::vector<Visit> next_round();
+  /// A round over only the cells still warming up or with fewer than `n` timed samples
+  /// (to give every cell a usable median once time is up).
+  std::vector<Visit> next_round_below(int n);
+  /// True if every cell is warmed up and has at least `n` timed samples.
+  bool all_have(int n) const;
 
   /// Record the time of a timed (non-warm-up) visit.
   void record(int cell, double value);

@@ -91,3 +91,25 @@ TEST(Schedule, AddedCellsWarmUpAndJoinTheRounds) {
   for (const auto& v : r) EXPECT_TRUE(v.warmup);
   EXPECT_LT(s.progress(), 1.0);
 }
+
+TEST(Schedule, RoundBelowVisitsOnlyCellsLackingSamples) {
+  tb::RoundScheduler s(3, rule(1, 10, 100, 0.02));
+  s.warmed_up(0);
+  s.warmed_up(1);
+  for (int i = 0; i < 3; ++i) s.record(0, 1.0);
+  s.record(1, 1.0);
+  EXPECT_FALSE(s.all_have(3));
+  auto r = s.next_round_below(3);
+  std::sort(r.begin(), r.end(), [](auto a, auto b) { return a.cell < b.cell; });
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], (tb::Visit{1, false}));
+  EXPECT_EQ(r[1], (tb::Visit{2, true})) << "cell 2 still warms up";
+  s.warmed_up(2);
+  for (int i = 0; i < 3; ++i) {
+    s.record(1, 1.0);
+    s.record(2, 1.0);
+  }
+  EXPECT_TRUE(s.all_have(3));
+  EXPECT_TRUE(s.next_round_below(3).empty());
+  EXPECT_FALSE(s.next_round().empty()) << "not satisfied: min_samples is 10";
+}

@@ -52,9 +52,14 @@ void install_interrupt_handler();
 /// Runs rounds on a two-rank communicator (rank 0 times, rank 1 answers). Collective on
 /// `pair`. On rank 0, before each round `hook()` may add cells to `sched`/`table` (e.g.
 /// refinement); rounds go on until a round is empty (the scheduler is done and the hook
-/// added nothing), `deadline` passes or the run is interrupted. `sample` runs
+/// added nothing), or the run is interrupted. After `deadline` only cells with fewer than
+/// kMinUsableSamples timed samples are visited, and at `deadline + (deadline - now at the
+/// call) / 2` rounds stop regardless (the caller then reports the budget as too small). `sample` runs
 /// one job on both ranks and returns the time (us) on rank 0. `progress` gets the
 /// scheduler's progress on rank 0. Only rank 0's `sched`/`table` are read.
+/// Samples a cell needs for a stored median and quartiles.
+inline constexpr int kMinUsableSamples = 3;
+
 void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
                 Clock::time_point deadline, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
