@@ -33,8 +33,8 @@ MachineParams das_machine() {
   return m;
 }
 
-// Planning every P <= 4096, every grid and algorithm, under p3pc. Arg 1: keep and sort
-// every candidate (the full ranking); arg 0: best per grid.
+// Planning every P <= 4096, every grid and algorithm, under p3pc. keep_all: keep and sort
+// every candidate (the full ranking), else the best per grid; parallel: TBB over grids.
 void BM_PlanAllP4096(benchmark::State& state) {
   const auto machine = das_machine();
   GaussianOptions o;
@@ -43,6 +43,7 @@ void BM_PlanAllP4096(benchmark::State& state) {
   req.pipeline = describe_pipeline(4096, 4096, o);
   req.max_procs = 4096;
   req.keep_all = state.range(0) != 0;
+  req.parallel = state.range(1) != 0;
   std::size_t n = 0;
   for (auto _ : state) {
     auto r = search(req, machine);
@@ -51,7 +52,14 @@ void BM_PlanAllP4096(benchmark::State& state) {
   }
   state.counters["candidates"] = double(n);
 }
-BENCHMARK(BM_PlanAllP4096)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanAllP4096)
+    ->ArgNames({"keep_all", "parallel"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Simulator events per second on the library's schedules at P = 1024.
 void BM_Simulate(benchmark::State& state) {

@@ -189,6 +189,7 @@ struct TreeFast {
   double bytes(int ranks) const { return fixed > 0 ? fixed : per_rank * ranks; }
   // path 0 send, 1 recv, 2 full, 3 full as gathered (LoGPC concurrency P / 2k).
   double cost(bool root, int path, int k) {
+    if (path == 3 && !m.uses_concurrency()) path = 2;
     const bool pow2 = (k & (k - 1)) == 0;
     double* slot = pow2 ? &cache[std::size_t((int(root) * 4 + path) * kLevels + log2_of(k))] : nullptr;
     if (slot && *slot >= 0) return *slot;
@@ -440,10 +441,11 @@ double compute_us(const ComputeTable& table, const Partition& partition, const P
     for (int ch = 0; ch <= (g.hr > 0); ++ch) {
       const int w = g.wq + cw, h = g.hq + ch;
       if (w < 1 || h < 1) continue;
+      const double log_area = std::log(double(w) * double(h));
       double t = 0;
       for (const auto& pass : pipeline.passes)
         t += double(pass_pixels(pass, w, h, pipeline.halo)) *
-             table.ns_per_pixel(pass.axis == Axis::x ? 0 : 1, pass.taps, w, h) / 1000.0;
+             table.ns_per_pixel_at(pass.axis == Axis::x ? 0 : 1, pass.taps, log_area) / 1000.0;
       worst = std::max(worst, t);
     }
   return worst * pipeline.exchanges;

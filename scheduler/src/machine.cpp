@@ -69,8 +69,11 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> points) : points_(std::move
 }
 
 double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h) const {
+  return ns_per_pixel_at(axis, taps, std::log(double(std::max(w, 1)) * double(std::max(h, 1))));
+}
+
+double ComputeTable::ns_per_pixel_at(int axis, int taps, double area) const {
   const auto& groups = groups_[std::size_t(axis)].empty() ? groups_[std::size_t(1 - axis)] : groups_[std::size_t(axis)];
-  const double area = std::log(double(std::max(w, 1)) * double(std::max(h, 1)));
   // Per tap count, the shape whose tile area is nearest on a log scale (ties: the first
   // stored); called for every tile of every grid a search tries, so nothing allocates.
   auto at = [&](const TapGroup& g) {

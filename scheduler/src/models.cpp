@@ -220,6 +220,7 @@ class LogpcModel final : public LoggpModel {
     return base + logpc_contention_us(m.bytes, interval, per_byte, params_.dimensions, kd);
   }
   ModelKind kind() const override { return ModelKind::logpc; }
+  bool uses_concurrency() const override { return true; }
 
  private:
   static double mesh_distance(int procs) {

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include "tessera/error.hpp"
 
@@ -56,20 +58,46 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   result.pricing = ranks <= request.simulate_rank_budget ? Pricing::simulate : Pricing::fast;
   if (request.keep_all) result.ranking.reserve(grids.size() * 24);
 
-  PriceCache cache;
-  for (const Grid& g : grids) {
-    const Partition part(pl.width, pl.height, g);
-    if (auto why = infeasibility(part, pl.halo); !why.empty()) {
-      result.excluded.push_back({g.procs(), g, why});
+  // Price every grid (independent: in parallel when asked), then assemble candidates in
+  // grid order so the result does not depend on the schedule of the threads.
+  struct Priced {
+    std::string why;  // non-empty: excluded
+    CommCosts comm;
+    double compute = 0;
+  };
+  std::vector<Priced> priced(grids.size());
+  const auto& place = machine.placement;
+  auto price_range = [&](std::size_t begin, std::size_t end) {
+    PriceCache cache;
+    for (std::size_t i = begin; i < end; ++i) {
+      const Grid g = grids[i];
+      const Partition part(pl.width, pl.height, g);
+      auto& out = priced[i];
+      out.why = infeasibility(part, pl.halo);
+      if (!out.why.empty()) continue;
+      out.comm = price_communication(*model, part, pl.halo, place, result.pricing, &cache);
+      // Ranks beyond the cores of a node take turns: the busiest node needs
+      // ceil(ranks on it / cores) rounds of the slowest tile.
+      const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
+      const int rounds = place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
+      out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) : 0.0;
+    }
+  };
+  if (request.parallel && grids.size() > 256) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, grids.size(), 128),
+                      [&](const tbb::blocked_range<std::size_t>& r) { price_range(r.begin(), r.end()); });
+  } else {
+    price_range(0, grids.size());
+  }
+
+  for (std::size_t i = 0; i < grids.size(); ++i) {
+    const Grid g = grids[i];
+    if (!priced[i].why.empty()) {
+      result.excluded.push_back({g.procs(), g, std::move(priced[i].why)});
       continue;
     }
-    const CommCosts c = price_communication(*model, part, pl.halo, machine.placement, result.pricing, &cache);
-    // Ranks beyond the cores of a node take turns: the busiest node needs
-    // ceil(ranks on it / cores) rounds of the slowest tile.
-    const auto& place = machine.placement;
-    const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
-    const int rounds = place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
-    const double compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) : 0.0;
+    const CommCosts& c = priced[i].comm;
+    const double compute = priced[i].compute;
     auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
       Candidate cand{Plan{g, s, ga, e}, {}};
       auto& t = cand.predicted;

@@ -149,10 +149,17 @@ TEST(Search, MpiIsPricedAsTheFastestOfOurOwn) {
 
 TEST(Search, DeterministicAndKeepAllAgreesWithBestPerGrid) {
   const auto m = machine(das_like_table(), true);
-  auto req = request(1000, 700, 3, 1, 24);
+  auto req = request(1000, 700, 3, 1, 200);  // enough grids to run in parallel
   const auto a = search(req, m), b = search(req, m);
   ASSERT_EQ(a.ranking.size(), b.ranking.size());
   for (std::size_t i = 0; i < a.ranking.size(); ++i) EXPECT_EQ(a.ranking[i].plan, b.ranking[i].plan);
+  req.parallel = false;
+  const auto serial = search(req, m);
+  ASSERT_EQ(serial.ranking.size(), a.ranking.size());
+  for (std::size_t i = 0; i < a.ranking.size(); ++i) {
+    EXPECT_EQ(serial.ranking[i].plan, a.ranking[i].plan);
+    EXPECT_EQ(serial.ranking[i].predicted.total, a.ranking[i].predicted.total);
+  }
   req.keep_all = false;
   const auto c = search(req, m);
   EXPECT_EQ(c.chosen().plan, a.chosen().plan);

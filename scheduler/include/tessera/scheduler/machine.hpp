@@ -98,6 +98,8 @@ class ComputeTable {
   /// ends with the nearest segment, at least 0). If the axis was never measured the
   /// other axis is used. Precondition: !empty().
   double ns_per_pixel(int axis, int taps, int w, int h) const;
+  /// The same with the tile given by log(w * h) (callers pricing many passes per tile).
+  double ns_per_pixel_at(int axis, int taps, double log_area) const;
   const std::vector<ComputePoint>& points() const { return points_; }
 
  private:

@@ -38,6 +38,9 @@ class CostModel {
   /// Time in µs of `m` on its path. Local, pure.
   virtual double time_us(const Message& m) const = 0;
   virtual ModelKind kind() const = 0;
+  /// True if time_us depends on Message::concurrent / procs (LoGPC); lets callers reuse
+  /// prices of messages that differ only there.
+  virtual bool uses_concurrency() const { return false; }
   double send(Layout l, double bytes, Level lv = Level::inter) const {
     return time_us({Path::send, l, bytes, lv});
   }

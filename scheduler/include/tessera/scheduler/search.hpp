@@ -45,6 +45,8 @@ struct SearchRequest {
   std::size_t simulate_rank_budget = 50000;
   /// Keep and sort every candidate (for the ranking); off keeps only the best per grid.
   bool keep_all = true;
+  /// Price grids on several threads (TBB). The result is the same either way.
+  bool parallel = true;
 };
 
 struct SearchResult {
