@@ -28,9 +28,11 @@ std::vector<PassToPrice> passes_to_price(const std::vector<double>& sigmas) {
   return out;
 }
 
-std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths, long long area) {
+std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
+                                             const std::vector<long long>& areas) {
   std::vector<std::pair<int, int>> out;
-  for (int w : widths) out.emplace_back(w, int(std::max<long long>(1, area / w)));
+  for (long long area : areas)
+    for (int w : widths) out.emplace_back(w, int(std::max<long long>(1, area / w)));
   return out;
 }
 

@@ -24,8 +24,9 @@ struct PassToPrice {
 /// derivatives at each sigma, in first-seen order. Throws InvalidArgument for a bad sigma.
 std::vector<PassToPrice> passes_to_price(const std::vector<double>& sigmas);
 
-/// Tile shapes: each width with height max(1, area / width).
-std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths, long long area);
+/// Tile shapes: each area with each width, height max(1, area / width).
+std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
+                                             const std::vector<long long>& areas);
 
 /// Time filter_pass for every pass and tile (interleaved rounds, `rule`) for `budget_s`
 /// seconds, longer (up to 1.5x) only to give every cell 3 samples; ns per output pixel

@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
       try {
         if (rank == 0) {
           auto passes = tb::passes_to_price(opt.sigmas);
-          auto tiles = tb::tile_shapes(opt.tile_widths, opt.tile_area);
+          auto tiles = tb::tile_shapes(opt.tile_widths, opt.tile_areas);
           data.compute = tb::run_compute(passes, tiles, opt.rule, budget, progress_for(budget, "compute"));
         }
       } catch (const std::exception& e) {

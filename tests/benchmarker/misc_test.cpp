@@ -136,8 +136,9 @@ TEST(Compute, PassesComeFromThePipelineDescription) {
 
 TEST(Compute, EveryPassAndTileGetsACost) {
   const auto passes = tb::passes_to_price({1});
-  const auto tiles = tb::tile_shapes({16, 64}, 1024);
+  const auto tiles = tb::tile_shapes({16, 64}, {1024});
   EXPECT_EQ(tiles[1], (std::pair<int, int>{64, 16}));
+  EXPECT_EQ(tb::tile_shapes({16, 64}, {256, 1024}).size(), 4u);
   tb::StopRule rule;
   rule.warmup = 1;
   rule.min_samples = 3;
