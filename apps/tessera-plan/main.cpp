@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
     } else {
       machine = planning::load_machine(req.perfdb, req.machine);
     }
+    if (!vm.count("procs") && !vm.count("max-procs"))
+      std::cerr << "tessera-plan: note: planning P = 1.." << req.max_procs
+                << " (this machine's hardware threads); use --max-procs or --procs for more\n";
     const auto result = planning::plan_for(req, machine);
     for (const auto& n : result.notes) std::cerr << "tessera-plan: note: " << n << "\n";
 
