@@ -154,11 +154,15 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
     fill_log3p(m, *found->comm);
     fill_loggp(m, *found->comm);
     const bool intra = !m.p3pc[int(Level::intra)].empty(), inter = !m.p3pc[int(Level::inter)].empty();
-    // Placement: measured ranks per node if known; a table of one level says where pairs sit.
-    if (found->machine.ranks_per_node > 0) m.placement.ranks_per_node = found->machine.ranks_per_node;
-    else if (inter && !intra) m.placement.ranks_per_node = 1;
-    else if (intra && inter) m.placement.ranks_per_node = std::max(1, found->machine.cores);
-    else m.placement.ranks_per_node = 0;
+    // Placement for the planned job (block, as mpirun fills nodes): a one-node machine
+    // holds every rank; a cluster gets as many ranks per node as it has cores (the
+    // benchmark's own ranks per node only says how the measurement job was laid out);
+    // with nothing known, a table of inter-node pairs only means one rank per node.
+    const auto& rec = found->machine;
+    if (rec.nodes == 1 || !inter) m.placement.ranks_per_node = 0;
+    else if (rec.cores > 0) m.placement.ranks_per_node = rec.cores;
+    else if (intra && rec.ranks_per_node > 0) m.placement.ranks_per_node = rec.ranks_per_node;
+    else m.placement.ranks_per_node = 1;
     m.placement.cores_per_node = std::max(0, found->machine.cores);
     out.origin = describe_run(db, found->comm->run);
     for (Level lv : {Level::intra, Level::inter})
