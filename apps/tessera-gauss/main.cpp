@@ -15,6 +15,7 @@
 #include "tessera/error.hpp"
 #include "tessera/io.hpp"
 #include "tessera/pipeline.hpp"
+#include "tessera/planning/planning.hpp"
 #include "tessera/session.hpp"
 
 namespace po = boost::program_options;
@@ -26,6 +27,9 @@ struct Options {
   fs::path input, output;
   tessera::GaussianOptions gauss;
   std::string grid, scatter = "sbt", gather = "sbt", exchange = "nonblocking";
+  std::string plan_mode = "auto", model = "p3pc";
+  std::optional<std::string> perfdb, machine;
+  bool manual = false;  // any of --grid/--scatter/--gather/--exchange given
   bool help = false, version = false;
   int bench = 0, warmup = 1, width = 0, height = 0;
 };
@@ -44,7 +48,14 @@ po::options_description describe_options(Options& o) {
       ("sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0), "Gaussian scale, > 0 (pixels)")
       ("radius", po::value<int>(), "override the kernel radius (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for orders 0, 1, 2)")
       ("output,o", po::value<fs::path>(&o.output), "directory to write the results into (created if missing)")
-      ("grid", po::value<std::string>(&o.grid), "processor grid XxY with X*Y = number of ranks (default 1xP: row strips)")
+      ("plan", po::value<std::string>(&o.plan_mode)->default_value(o.plan_mode),
+       "auto: the scheduler picks processors, grid and algorithms for this machine from the\n"
+       "performance database; manual: use --grid/--scatter/--gather/--exchange (implied by\n"
+       "any of them)")
+      ("model", po::value<std::string>(&o.model)->default_value(o.model), "cost model for --plan auto (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc)")
+      ("perfdb", po::value<std::string>(), "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")
+      ("machine", po::value<std::string>(), "machine in the database to plan for (default: this host)")
+      ("grid", po::value<std::string>(&o.grid), "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips)")
       ("scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter), "scatter algorithm: oft, sbt, mpi, bcast")
       ("gather", po::value<std::string>(&o.gather)->default_value(o.gather), "gather algorithm: oft, sbt, mpi")
       ("exchange", po::value<std::string>(&o.exchange)->default_value(o.exchange), "border exchange: 4step, nonblocking")
@@ -87,6 +98,29 @@ void write_results(const Options& o, const std::vector<tessera::Image>& results)
     for (const auto& path : written) fs::remove(path, ec);
     throw;
   }
+}
+
+// The scheduler runs on the root (it may read the performance database); every
+// rank receives the plan it chose. The plan may use fewer ranks than were started.
+tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int width, int height) {
+  std::string text;
+  session.agree([&] {
+    if (!session.is_root()) return;
+    tessera::planning::PlanRequest request;
+    request.width = width;
+    request.height = height;
+    request.options = o.gauss;
+    request.max_procs = session.size();
+    request.model = o.model;
+    request.perfdb = o.perfdb;
+    request.machine = o.machine;
+    request.keep_all = false;
+    auto result = tessera::planning::plan_for(request);
+    for (const auto& note : result.notes) std::cerr << "tessera-gauss: note: " << note << "\n";
+    std::cerr << "tessera-gauss: " << tessera::planning::summary(result) << "\n";
+    text = tessera::describe(result.plan);
+  });
+  return tessera::parse_plan(session.broadcast(text));
 }
 
 double median(std::vector<double> v) {
@@ -159,6 +193,15 @@ int run(const tessera::Session& session, int argc, char** argv) {
     po::notify(vm);
     if (o.help || o.version) return;
     if (vm.count("radius")) o.gauss.radius = vm["radius"].as<int>();
+    if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
+    if (vm.count("machine")) o.machine = vm["machine"].as<std::string>();
+    for (const char* name : {"grid", "scatter", "gather", "exchange"})
+      if (vm.count(name) && !vm[name].defaulted()) o.manual = true;
+    if (o.plan_mode != "auto" && o.plan_mode != "manual")
+      throw tessera::InvalidArgument("unknown --plan '" + o.plan_mode + "' (expected auto or manual)");
+    if (o.manual && o.plan_mode == "auto" && !vm["plan"].defaulted())
+      throw tessera::InvalidArgument("--plan auto conflicts with --grid/--scatter/--gather/--exchange");
+    if (o.manual) o.plan_mode = "manual";
     if (vm.count("bench")) {
       if (o.bench < 1) throw tessera::InvalidArgument("--bench needs a positive number of runs");
       if (o.width < 1 || o.height < 1) throw tessera::InvalidArgument("--bench needs --width and --height >= 1");
@@ -168,7 +211,7 @@ int run(const tessera::Session& session, int argc, char** argv) {
       if (o.output.empty()) throw tessera::InvalidArgument("--output is required (see --help)");
     }
     tessera::validate(o.gauss);
-    plan = make_plan(o, session.size());
+    if (o.plan_mode == "manual") plan = make_plan(o, session.size());
   });
   if (o.help || o.version) {
     if (session.is_root()) {
@@ -177,7 +220,10 @@ int run(const tessera::Session& session, int argc, char** argv) {
     }
     return 0;
   }
-  if (o.bench > 0) return run_bench(session, o, plan);
+  if (o.bench > 0) {
+    if (o.plan_mode == "auto") plan = auto_plan(session, o, o.width, o.height);
+    return run_bench(session, o, plan);
+  }
   tessera::Image image;
   session.agree([&] {
     if (!session.is_root()) return;
@@ -186,9 +232,11 @@ int run(const tessera::Session& session, int argc, char** argv) {
     fs::create_directories(o.output, ec);
     if (!fs::is_directory(o.output)) throw tessera::IoError("cannot create output directory '" + o.output.string() + "'");
   });
+  if (o.plan_mode == "auto") plan = auto_plan(session, o, image.width(), image.height());
   if (session.is_root())
     std::cerr << "tessera-gauss: " << o.input.string() << " (" << image.width() << "x" << image.height()
-              << "), sigma " << o.gauss.sigma << ", plan " << tessera::describe(plan) << "\n";
+              << "), sigma " << o.gauss.sigma << ", running " << tessera::describe(plan) << " on "
+              << plan.procs() << " of " << session.size() << " ranks\n";
   std::vector<tessera::Image> results;
   session.agree([&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
   session.agree([&] {

@@ -127,4 +127,31 @@ std::string describe(const Plan& plan) {
          " exchange=" + std::string(to_string(plan.exchange));
 }
 
+Plan parse_plan(std::string_view text) {
+  Plan plan;
+  std::size_t pos = 0;
+  bool first = true;
+  while (pos < text.size()) {
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    if (first) {
+      plan.grid = parse_grid(word);
+      first = false;
+      continue;
+    }
+    auto eq = word.find('=');
+    if (eq == std::string_view::npos) throw InvalidArgument("bad plan '" + std::string(text) + "'");
+    auto key = word.substr(0, eq), value = word.substr(eq + 1);
+    if (key == "scatter") plan.scatter = parse_scatter(value);
+    else if (key == "gather") plan.gather = parse_gather(value);
+    else if (key == "exchange") plan.exchange = parse_exchange(value);
+    else throw InvalidArgument("bad plan '" + std::string(text) + "'");
+  }
+  if (first) throw InvalidArgument("empty plan");
+  return plan;
+}
+
 }  // namespace tessera

@@ -20,5 +20,7 @@ struct Plan {
 
 /// "2x3 scatter=sbt gather=sbt exchange=4step". Local.
 std::string describe(const Plan& plan);
+/// Inverse of describe(); throws InvalidArgument. Local.
+Plan parse_plan(std::string_view text);
 
 }  // namespace tessera

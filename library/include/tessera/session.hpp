@@ -41,6 +41,9 @@ class Session {
   /// Barrier. Collective.
   void barrier() const;
 
+  /// The root's `text` on every rank. Collective.
+  std::string broadcast(const std::string& text) const;
+
   /// Every rank's `value`, in rank order, on the root (empty elsewhere). Collective.
   std::vector<double> gather_values(double value) const;
 

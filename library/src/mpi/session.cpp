@@ -54,6 +54,14 @@ int Session::size() const { return comm_->size; }
 
 void Session::barrier() const { detail::check(MPI_Barrier(comm_->comm), "MPI_Barrier"); }
 
+std::string Session::broadcast(const std::string& text) const {
+  int length = int(text.size());
+  detail::check(MPI_Bcast(&length, 1, MPI_INT, 0, comm_->comm), "MPI_Bcast");
+  std::string out = is_root() ? text : std::string(std::size_t(length), '\0');
+  detail::check(MPI_Bcast(out.data(), length, MPI_CHAR, 0, comm_->comm), "MPI_Bcast");
+  return out;
+}
+
 std::vector<double> Session::gather_values(double value) const {
   std::vector<double> all(is_root() ? std::size_t(comm_->size) : 0);
   detail::check(MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm_->comm), "MPI_Gather");
