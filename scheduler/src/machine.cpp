@@ -36,16 +36,6 @@ PiecewiseLinear::PiecewiseLinear(std::vector<std::pair<double, double>> points) 
   for (std::size_t k = 0; k + 1 < xs_.size(); ++k) slopes_.push_back((ys_[k + 1] - ys_[k]) / (xs_[k + 1] - xs_[k]));
 }
 
-double PiecewiseLinear::operator()(double x) const {
-  const std::size_t n = xs_.size();
-  if (n == 1) return ys_[0];
-  // Segment [i, i+1] holding x, clamped to the end segments. Tables hold a handful of
-  // sizes and searches evaluate them millions of times: a short scan beats bisection.
-  std::size_t i = 0;
-  while (i + 2 < n && x >= xs_[i + 1]) ++i;
-  return ys_[i] + (x - xs_[i]) * slopes_[i];
-}
-
 bool P3pcTable::complete() const {
   return std::all_of(curves.begin(), curves.end(), [](const auto& c) { return !c.empty(); });
 }

@@ -28,8 +28,15 @@ class PiecewiseLinear {
   /// Points in any order; equal x values are averaged. Throws InvalidArgument on
   /// non-finite values.
   explicit PiecewiseLinear(std::vector<std::pair<double, double>> points);
-  /// Value at x. Precondition: !empty().
-  double operator()(double x) const;
+  /// Value at x. Precondition: !empty(). Inline: searches evaluate tables millions of
+  /// times, and tables hold a handful of sizes, so a short scan beats bisection.
+  double operator()(double x) const {
+    const std::size_t n = xs_.size();
+    if (n == 1) return ys_[0];
+    std::size_t i = 0;  // segment [i, i+1] holding x, clamped to the end segments
+    while (i + 2 < n && x >= xs_[i + 1]) ++i;
+    return ys_[i] + (x - xs_[i]) * slopes_[i];
+  }
   bool empty() const { return xs_.empty(); }
   const std::vector<double>& xs() const { return xs_; }
   const std::vector<double>& ys() const { return ys_; }
