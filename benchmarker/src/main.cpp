@@ -6,6 +6,7 @@
 // (complete) only after every measurement succeeded and every record was written.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -38,7 +39,7 @@ bool all_ok(bool ok) {
   MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
   int done = 0;
   for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE))
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   return all == 1;
 }
 
@@ -159,6 +160,15 @@ int main(int argc, char** argv) {
       run = store->begin_run(m.id, "tessera-bench", TESSERA_VERSION, cfg.dump());
       std::fprintf(stderr, "tessera-bench: run %lld on machine '%s' in %s (%d ranks, %d node(s))\n",
                    (long long)run, m.name.c_str(), path.string().c_str(), size, topo.nodes);
+      // Placement comes from shared-memory groups; processor names are a cross-check
+      // (an emulated node with its own hostname but shared memory would show up here).
+      for (const auto& p : pairs) {
+        const bool same_host = topo.host_of_rank[std::size_t(p.a)] == topo.host_of_rank[std::size_t(p.b)];
+        if (same_host == p.inter)
+          std::fprintf(stderr, "tessera-bench: warning: ranks %d and %d are %s by shared memory but run on hosts '%s' and '%s'\n",
+                       p.a, p.b, p.inter ? "on different nodes" : "on one node",
+                       topo.host_of_rank[std::size_t(p.a)].c_str(), topo.host_of_rank[std::size_t(p.b)].c_str());
+      }
       if (timer.step_us > 0.5)
         std::fprintf(stderr, "tessera-bench: warning: timer resolution %.3f us is coarse\n", timer.step_us);
     } catch (const std::exception& e) {
@@ -184,6 +194,16 @@ int main(int argc, char** argv) {
   for (const auto& p : pairs) data.placements.push_back({p.a, p.b, p.inter ? pdb::Level::inter : pdb::Level::intra});
 
   bool failed = false;
+  // Time a part (mode, pair) leaves unused goes to the next one: P-3PC often converges
+  // long before its share is up, while an inter-node log3P pair may need more. Only
+  // rank 0's deadlines matter (it decides every pair's rounds).
+  double carry = 0;
+  auto timed_part = [&](double share, auto&& work) {
+    const double given = share + carry;
+    const auto t0 = std::chrono::steady_clock::now();
+    work(given);
+    carry = std::max(0.0, given - seconds_since(t0));
+  };
   for (tb::Mode mode : opt.modes) {
     const auto t_mode = std::chrono::steady_clock::now();
     const double budget = opt.budget(mode);
@@ -192,7 +212,9 @@ int main(int argc, char** argv) {
         if (rank == 0) {
           auto passes = tb::passes_to_price(opt.sigmas);
           auto tiles = tb::tile_shapes(opt.tile_widths, opt.tile_areas);
-          data.compute = tb::run_compute(passes, tiles, opt.rule, budget, progress_for(budget, "compute"));
+          timed_part(budget, [&](double given) {
+            data.compute = tb::run_compute(passes, tiles, opt.rule, given, progress_for(budget, "compute"));
+          });
         }
       } catch (const std::exception& e) {
         error = e.what();
@@ -210,14 +232,19 @@ int main(int argc, char** argv) {
         try {
           if (member) {
             auto prog = progress_for(part, label);
-            if (mode == tb::Mode::p3pc) {
-              auto rows = tb::run_p3pc(pair, opt, level, part, prog);
-              data.p3pc.insert(data.p3pc.end(), rows.begin(), rows.end());
-            } else if (mode == tb::Mode::log3p) {
-              auto rows = tb::run_log3p(pair, opt, level, part, prog);
-              data.log3p.insert(data.log3p.end(), rows.begin(), rows.end());
-            } else {
-              auto res = tb::run_loggp(pair, opt, part, prog);
+            tb::LoggpResult res;
+            timed_part(part, [&](double given) {
+              if (mode == tb::Mode::p3pc) {
+                auto rows = tb::run_p3pc(pair, opt, level, given, prog);
+                data.p3pc.insert(data.p3pc.end(), rows.begin(), rows.end());
+              } else if (mode == tb::Mode::log3p) {
+                auto rows = tb::run_log3p(pair, opt, level, given, prog);
+                data.log3p.insert(data.log3p.end(), rows.begin(), rows.end());
+              } else {
+                res = tb::run_loggp(pair, opt, given, prog);
+              }
+            });
+            if (mode == tb::Mode::loggp) {
               if (rank == 0) {
                 for (const auto& w : res.warnings) {
                   bar.finish();
