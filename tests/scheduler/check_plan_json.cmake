@@ -1,0 +1,41 @@
+# Runs tessera-plan on a P-3PC CSV (a machine measured elsewhere) for exactly PROCS ranks
+# and checks SPEC's plan JSON: every grid of PROCS ranks x 4 scatters x 3 gathers x 2
+# exchanges is listed with its phase predictions (or excluded with a reason), and stdout
+# holds nothing else.
+# Usage: cmake -DPLAN=... -DCSV=... -DPROCS=16 -DGRIDS=5 -P check_plan_json.cmake
+execute_process(
+  COMMAND ${PLAN} --p3pc-csv ${CSV} --width 512 --height 512 --sigma 1 --procs ${PROCS} --json
+  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tessera-plan failed (${rc}): ${err}")
+endif()
+string(JSON n LENGTH "${out}" candidates)
+string(JSON excluded LENGTH "${out}" excluded)
+math(EXPR expected "(${GRIDS} - ${excluded}) * 24")
+if(NOT n EQUAL expected OR n EQUAL 0)
+  message(FATAL_ERROR "expected ${expected} candidates (${excluded} grids excluded), got ${n}")
+endif()
+if(excluded GREATER 0)
+  math(EXPR last_ex "${excluded} - 1")
+  foreach(i RANGE ${last_ex})
+    string(JSON reason GET "${out}" excluded ${i} reason)
+    if(reason STREQUAL "")
+      message(FATAL_ERROR "excluded grid ${i} has no reason")
+    endif()
+  endforeach()
+endif()
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+  string(JSON procs GET "${out}" candidates ${i} procs)
+  if(NOT procs EQUAL PROCS)
+    message(FATAL_ERROR "candidate ${i} has ${procs} ranks")
+  endif()
+  foreach(key scatter exchange compute gather total)
+    string(JSON v GET "${out}" candidates ${i} predicted_us ${key})
+  endforeach()
+  foreach(key grid scatter gather exchange model)
+    string(JSON v GET "${out}" candidates ${i} ${key})
+  endforeach()
+endforeach()
+string(JSON chosen GET "${out}" chosen grid)
+message(STATUS "${n} candidates, chosen ${chosen}")
