@@ -206,16 +206,15 @@ struct TreeFast {
     return v;
   }
 
-  // Scatter: latest completion in the subtree below a node (relative to its receive).
+  // Scatter: latest completion in the complete subtree of `size` ranks below a node,
+  // relative to the node's receive. A node of 2^j ranks sends its 2^(j-1) child first
+  // and then behaves exactly like a node of 2^(j-1) ranks, so
+  // W(2^j) = W(2^(j-1)) + max(F, S)(2^(j-1) ranks): O(1) per level.
   double scatter_complete(int size) {
     const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
-    double s = 0, worst = 0;
-    for (int k = size / 2; k >= 1; k /= 2) {
-      worst = std::max(worst, s + cost(false, 2, k) + scatter_complete(k));
-      s += cost(false, 0, k);
-    }
-    return memo[std::size_t(lg)] = std::max(worst, s);
+    const double below = lg == 0 ? 0.0 : scatter_complete(size / 2) + std::max(cost(false, 2, size / 2), cost(false, 0, size / 2));
+    return memo[std::size_t(lg)] = below;
   }
   double scatter_node(int c, int lb) {
     double s = 0, worst = 0;
@@ -234,13 +233,15 @@ struct TreeFast {
     return std::max(worst, s);
   }
 
-  // Gather: time a node is ready to send to its parent (all children received).
+  // Gather: time a node of a complete subtree is ready to send to its parent. Children
+  // arrive smallest first; after the first j-1 the node is where a node of 2^(j-1) ranks
+  // ends, and the last child (ready at that same time) adds max(R, F):
+  // D(2^j) = D(2^(j-1)) + max(R, F)(2^(j-1) ranks).
   double gather_complete(int size) {
     const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
-    double clock = 0;
-    for (int k = 1; k < size; k *= 2) clock = std::max(clock + cost(false, 1, k), gather_complete(k) + cost(false, 3, k));
-    return memo[std::size_t(lg)] = clock;
+    const double ready = lg == 0 ? 0.0 : gather_complete(size / 2) + std::max(cost(false, 1, size / 2), cost(false, 3, size / 2));
+    return memo[std::size_t(lg)] = ready;
   }
   double gather_node(int c, int lb) {
     double clock = 0;

@@ -120,7 +120,8 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
                                     ExchangeAlgorithm(argmin(c.exchange))));
     }
   }
-  std::sort(result.ranking.begin(), result.ranking.end(), better);
+  // A lambda rather than the function pointer lets the comparison inline.
+  std::sort(result.ranking.begin(), result.ranking.end(), [](const Candidate& a, const Candidate& b) { return better(a, b); });
   return result;
 }
 
