@@ -20,12 +20,16 @@ std::vector<PassToPrice> passes_to_price(const std::vector<double>& sigmas) {
     const PipelineDescription d = describe_pipeline(1024, 1024, opt);
     for (const FilterPass& p : d.passes) {
       const bool seen = std::any_of(out.begin(), out.end(), [&](const PassToPrice& q) {
-        return q.axis == p.axis && q.taps == p.taps;
+        return q.axis == p.axis && q.taps == p.taps && q.order % 2 == p.order % 2;
       });
       if (!seen) out.push_back({p.axis, p.taps, p.order, sigma});
     }
   }
   return out;
+}
+
+const char* operation_name(const PassToPrice& pass) {
+  return pass.order % 2 == 1 ? "filter_odd" : "filter";
 }
 
 std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
@@ -99,7 +103,7 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<PassToPrice>& pas
     if (s.count < 3) throw Error("compute time budget too small; raise --max-seconds");
     const PassToPrice& p = passes[cells[i].pass];
     perfdb::ComputeCost c;
-    c.operation = "filter";
+    c.operation = operation_name(p);
     c.axis = std::string(to_string(p.axis));
     c.taps = p.taps;
     c.tile_width = tiles[cells[i].tile].first;

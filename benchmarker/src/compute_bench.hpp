@@ -20,9 +20,16 @@ struct PassToPrice {
   friend bool operator==(const PassToPrice&, const PassToPrice&) = default;
 };
 
-/// The distinct (axis, taps) passes describe_pipeline() lists for the standard
-/// derivatives at each sigma, in first-seen order. Throws InvalidArgument for a bad sigma.
+/// The distinct (axis, taps, kernel parity) passes describe_pipeline() lists for the
+/// standard derivatives at each sigma, in first-seen order. Parity matters: an odd
+/// (order 1, antisymmetric) kernel runs measurably slower than an even one of the same
+/// size, and 23 taps is both sigma 3's order 1 and sigma 5's order 0. Throws
+/// InvalidArgument for a bad sigma.
 std::vector<PassToPrice> passes_to_price(const std::vector<double>& sigmas);
+
+/// The ComputeCost operation name of a pass: "filter" for even kernels (orders 0, 2),
+/// "filter_odd" for odd ones (order 1).
+const char* operation_name(const PassToPrice& pass);
 
 /// Tile shapes: each area with each width, height max(1, area / width).
 std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,

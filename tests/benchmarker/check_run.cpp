@@ -61,12 +61,14 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   for (const auto& p : data.log3p) log3p_names.insert(p.name);
   for (const char* n : {"T_mem", "o_mw", "l_mw", "o_net", "send_self_rtt", "remote_rtt"})
     EXPECT_EQ(log3p_names.count(n), 1u) << n;
-  std::set<int> taps;
+  std::set<std::pair<std::string, int>> kinds;
   for (const auto& c : data.compute) {
     EXPECT_GT(c.ns_per_pixel, 0);
-    taps.insert(c.taps);
+    kinds.insert({c.operation, c.taps});
   }
-  EXPECT_EQ(taps, (std::set<int>{7, 9, 15, 23, 25, 37, 39}));
+  EXPECT_EQ(kinds, (std::set<std::pair<std::string, int>>{
+                       {"filter", 7}, {"filter", 9}, {"filter", 15}, {"filter", 23}, {"filter", 25},
+                       {"filter", 39}, {"filter_odd", 9}, {"filter_odd", 23}, {"filter_odd", 37}}));
 }
 
 TEST(BenchRun, FailedRunIsNeverComplete) {
