@@ -21,26 +21,28 @@ int main(int argc, char** argv) {
   int width = 0, height = 0, top = 20;
   double sigma = 1.0;
   std::string model = "p3pc";
-  opts.add_options()
-      ("help,h", "show this help")
-      ("version", "show the version")
-      ("width", po::value<int>(&width), "image width in pixels")
-      ("height", po::value<int>(&height), "image height in pixels")
-      ("input", po::value<std::string>(), "read the image size from this image file instead")
-      ("sigma", po::value<double>(&sigma)->default_value(1.0), "Gaussian scale")
-      ("radius", po::value<int>(), "override the kernel radius of every order")
-      ("procs", po::value<int>(), "plan for exactly P ranks")
-      ("max-procs", po::value<int>(), "plan for every P from 1 to this (default: this machine's hardware threads)")
-      ("model", po::value<std::string>(&model)->default_value("p3pc"),
-       "cost model: p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc")
-      ("compare-models", "also show the plan every model would choose (stderr-free table)")
-      ("json", "print only SPEC's plan JSON on stdout")
-      ("top", po::value<int>(&top)->default_value(20), "candidates listed in the table (0 = all; with --json, 0 or unset = all)")
-      ("best-per-grid", "rank only the best algorithms of each grid (much smaller output for large P)")
-      ("timeline", "print the simulator's timeline of the chosen plan's communication (P <= 64)")
-      ("perfdb", po::value<std::string>(), "performance database (default: $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")
-      ("machine", po::value<std::string>(), "machine in the perfdb to plan for (default: this host)")
-      ("p3pc-csv", po::value<std::string>(), "plan for a machine described by a SPEC P-3PC CSV file, without the perfdb");
+  opts.add_options()("help,h", "show this help")("version", "show the version")(
+      "width", po::value<int>(&width), "image width in pixels")("height", po::value<int>(&height),
+                                                                "image height in pixels")(
+      "input", po::value<std::string>(), "read the image size from this image file instead")(
+      "sigma", po::value<double>(&sigma)->default_value(1.0), "Gaussian scale")(
+      "radius", po::value<int>(), "override the kernel radius of every order")("procs", po::value<int>(),
+                                                                               "plan for exactly P ranks")(
+      "max-procs", po::value<int>(),
+      "plan for every P from 1 to this (default: this machine's hardware threads)")(
+      "model", po::value<std::string>(&model)->default_value("p3pc"),
+      "cost model: p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc")(
+      "compare-models", "also show the plan every model would choose (stderr-free table)")(
+      "json", "print only SPEC's plan JSON on stdout")(
+      "top", po::value<int>(&top)->default_value(20),
+      "candidates listed in the table (0 = all; with --json, 0 or unset = all)")(
+      "best-per-grid", "rank only the best algorithms of each grid (much smaller output for large P)")(
+      "timeline", "print the simulator's timeline of the chosen plan's communication (P <= 64)")(
+      "perfdb", po::value<std::string>(),
+      "performance database (default: $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")(
+      "machine", po::value<std::string>(), "machine in the perfdb to plan for (default: this host)")(
+      "p3pc-csv", po::value<std::string>(),
+      "plan for a machine described by a SPEC P-3PC CSV file, without the perfdb");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -50,7 +52,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) {
-    std::cout << "Usage: tessera-plan (--width W --height H | --input FILE) [--sigma S] [--procs P | --max-procs P]\n"
+    std::cout << "Usage: tessera-plan (--width W --height H | --input FILE) [--sigma S] [--procs P | "
+                 "--max-procs P]\n"
                  "                    [--model M] [--json] [--perfdb PATH] [--machine NAME]\n\n"
               << opts;
     return 0;
@@ -69,7 +72,8 @@ int main(int argc, char** argv) {
     } else if (!vm.count("width") || !vm.count("height")) {
       throw InvalidArgument("give --width and --height, or --input FILE");
     }
-    if (vm.count("procs") && vm.count("max-procs")) throw InvalidArgument("give --procs or --max-procs, not both");
+    if (vm.count("procs") && vm.count("max-procs"))
+      throw InvalidArgument("give --procs or --max-procs, not both");
     if (top < 0) throw InvalidArgument("--top must be >= 0");
 
     planning::PlanRequest req;
@@ -78,7 +82,8 @@ int main(int argc, char** argv) {
     req.options.sigma = sigma;
     if (vm.count("radius")) req.options.radius = vm["radius"].as<int>();
     if (vm.count("procs")) req.procs = vm["procs"].as<int>();
-    req.max_procs = vm.count("max-procs") ? vm["max-procs"].as<int>() : int(std::max(1u, std::thread::hardware_concurrency()));
+    req.max_procs = vm.count("max-procs") ? vm["max-procs"].as<int>()
+                                          : int(std::max(1u, std::thread::hardware_concurrency()));
     req.model = model;
     if (vm.count("perfdb")) req.perfdb = vm["perfdb"].as<std::string>();
     if (vm.count("machine")) req.machine = vm["machine"].as<std::string>();
@@ -94,7 +99,8 @@ int main(int argc, char** argv) {
       machine.params.p3pc[int(scheduler::Level::inter)] = scheduler::parse_p3pc_csv(in);
       machine.params.placement.ranks_per_node = 1;
       machine.origin = "P-3PC CSV " + file + " (one rank per node)";
-      machine.notes.push_back("no compute measurements: compute is unpriced (0); the plan weighs communication only");
+      machine.notes.push_back(
+          "no compute measurements: compute is unpriced (0); the plan weighs communication only");
     } else {
       machine = planning::load_machine(req.perfdb, req.machine);
     }
@@ -105,15 +111,18 @@ int main(int argc, char** argv) {
     for (const auto& n : result.notes) std::cerr << "tessera-plan: note: " << n << "\n";
 
     if (vm.count("json")) {
-      std::cout << scheduler::to_json(result.search, vm["top"].defaulted() ? 0 : std::size_t(top)).dump(2) << "\n";
+      std::cout << scheduler::to_json(result.search, vm["top"].defaulted() ? 0 : std::size_t(top)).dump(2)
+                << "\n";
       return 0;
     }
     const auto& pl = describe_pipeline(width, height, req.options);
     std::printf("machine:  %s\nsource:   %s\ncompute:  %s\n", result.machine.c_str(), machine.origin.c_str(),
                 machine.compute_source.c_str());
-    std::printf("image:    %dx%d, sigma %g, halo %dx%d, %zu filter passes, %d scatter, %d exchange, %d gathers\n", width,
-                height, sigma, pl.halo.x, pl.halo.y, pl.passes.size(), pl.scatters, pl.exchanges, pl.gathers);
-    std::printf("model:    %s (pricing: %s)\n", std::string(scheduler::to_string(result.search.model)).c_str(),
+    std::printf(
+        "image:    %dx%d, sigma %g, halo %dx%d, %zu filter passes, %d scatter, %d exchange, %d gathers\n",
+        width, height, sigma, pl.halo.x, pl.halo.y, pl.passes.size(), pl.scatters, pl.exchanges, pl.gathers);
+    std::printf("model:    %s (pricing: %s)\n",
+                std::string(scheduler::to_string(result.search.model)).c_str(),
                 std::string(scheduler::to_string(result.search.pricing)).c_str());
     std::printf("chosen:   %s\n\n", planning::summary(result).c_str());
     std::cout << scheduler::format_table(result.search, std::size_t(top));
@@ -142,7 +151,10 @@ int main(int argc, char** argv) {
         const Partition part(width, height, p.grid);
         const auto sa = p.scatter == ScatterAlgorithm::mpi ? ScatterAlgorithm::sbt : p.scatter;
         const auto ga = p.gather == GatherAlgorithm::mpi ? GatherAlgorithm::sbt : p.gather;
-        struct Phase { const char* name; scheduler::Schedule s; };
+        struct Phase {
+          const char* name;
+          scheduler::Schedule s;
+        };
         Phase phases[] = {{"scatter", scheduler::scatter_schedule(sa, part)},
                           {"exchange", scheduler::exchange_schedule(p.exchange, part, pl.halo)},
                           {"gather (one image)", scheduler::gather_schedule(ga, part)}};

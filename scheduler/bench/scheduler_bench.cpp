@@ -29,7 +29,8 @@ MachineParams das_machine() {
     m.p3pc[int(Level::inter)].curves[std::size_t(i)] = PiecewiseLinear(pts);
   }
   m.placement.ranks_per_node = 1;
-  m.compute = ComputeTable({{0, 7, 256, 256, 1.0}, {1, 7, 256, 256, 1.2}, {0, 39, 256, 256, 5.0}, {1, 39, 256, 256, 6.0}});
+  m.compute = ComputeTable(
+      {{0, 7, 256, 256, 1.0}, {1, 7, 256, 256, 1.2}, {0, 39, 256, 256, 5.0}, {1, 39, 256, 256, 6.0}});
   return m;
 }
 

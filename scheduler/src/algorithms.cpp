@@ -24,7 +24,14 @@ int top_of(int procs) {
 struct Geometry {
   int W, H, X, Y, wq, wr, hq, hr, P;
   explicit Geometry(const Partition& p)
-      : W(p.width()), H(p.height()), X(p.grid().x), Y(p.grid().y), wq(W / X), wr(W % X), hq(H / Y), hr(H % Y),
+      : W(p.width()),
+        H(p.height()),
+        X(p.grid().x),
+        Y(p.grid().y),
+        wq(W / X),
+        wr(W % X),
+        hq(H / Y),
+        hr(H % Y),
         P(X * Y) {}
   int width(int col) const { return wq + (col < wr); }
   int height(int row) const { return hq + (row < hr); }
@@ -63,10 +70,13 @@ int last_in(const Geometry& g, const Rect& c, int a, int b) {
   if (c.empty() || b <= a) return -1;
   const int rb = (b - 1) / g.X, cb = (b - 1) % g.X;
   int r = -1;
-  if (rb >= c.r1) r = (c.r1 - 1) * g.X + c.c1 - 1;
+  if (rb >= c.r1)
+    r = (c.r1 - 1) * g.X + c.c1 - 1;
   else if (rb >= c.r0) {
-    if (cb >= c.c0) r = rb * g.X + std::min(cb, c.c1 - 1);
-    else if (rb - 1 >= c.r0) r = (rb - 1) * g.X + c.c1 - 1;
+    if (cb >= c.c0)
+      r = rb * g.X + std::min(cb, c.c1 - 1);
+    else if (rb - 1 >= c.r0)
+      r = (rb - 1) * g.X + c.c1 - 1;
   }
   return r >= a ? r : -1;
 }
@@ -75,11 +85,15 @@ int first_in(const Geometry& g, const Rect& c, int a, int b) {
   if (c.empty() || b <= a) return -1;
   const int ra = a / g.X, ca = a % g.X;
   int r = -1;
-  if (ra < c.r0) r = c.r0 * g.X + c.c0;
+  if (ra < c.r0)
+    r = c.r0 * g.X + c.c0;
   else if (ra < c.r1) {
-    if (ca <= c.c0) r = ra * g.X + c.c0;
-    else if (ca < c.c1) r = a;
-    else if (ra + 1 < c.r1) r = (ra + 1) * g.X + c.c0;
+    if (ca <= c.c0)
+      r = ra * g.X + c.c0;
+    else if (ca < c.c1)
+      r = a;
+    else if (ra + 1 < c.r1)
+      r = (ra + 1) * g.X + c.c0;
   }
   return (r >= 0 && r < b) ? r : -1;
 }
@@ -98,7 +112,11 @@ std::vector<Segment> segments_from_root(const Placement& pl, int P) {
 double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
   const Layout lay = g.X == 1 ? Layout::cc : Layout::nc;
   const auto segs = segments_from_root(pl, g.P);
-  struct Cls { Rect rect; double S, F, R; int seg; };
+  struct Cls {
+    Rect rect;
+    double S, F, R;
+    int seg;
+  };
   std::vector<Cls> cls;
   for (std::size_t s = 0; s < segs.size(); ++s)
     for (int cw = 0; cw < 2; ++cw)
@@ -106,7 +124,8 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
         const Rect rc = class_rect(g, cw, ch);
         if (rc.empty()) continue;
         const double b = 4.0 * double(g.wq + cw) * double(g.hq + ch);
-        cls.push_back({rc, m.send(lay, b, segs[s].level), m.full(lay, b, segs[s].level), m.recv(lay, b, segs[s].level), int(s)});
+        cls.push_back({rc, m.send(lay, b, segs[s].level), m.full(lay, b, segs[s].level),
+                       m.recv(lay, b, segs[s].level), int(s)});
       }
   auto sends_before = [&](int n) {  // root's send time spent on ranks [1, n)
     double t = 0;
@@ -129,7 +148,11 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
 double oft_gather_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
   const Layout lay = g.X == 1 ? Layout::cc : Layout::cn;
   const auto segs = segments_from_root(pl, g.P);
-  struct Cls { Rect rect; double S, F, R; int seg; };
+  struct Cls {
+    Rect rect;
+    double S, F, R;
+    int seg;
+  };
   std::vector<Cls> cls;
   for (std::size_t s = 0; s < segs.size(); ++s)
     for (int cw = 0; cw < 2; ++cw)
@@ -166,7 +189,7 @@ struct TreeFast {
   const CostModel& m;
   Level level;
   double per_rank;
-  double fixed;        // > 0: every message carries this many bytes (broadcast)
+  double fixed;  // > 0: every message carries this many bytes (broadcast)
   Layout root_layout;
   int P;
   static constexpr int kLevels = 32;
@@ -183,7 +206,8 @@ struct TreeFast {
   // The scatter and the gather of one partition price the same contiguous subtrees.
   void share_contiguous_costs(const TreeFast& other) {
     for (int path = 0; path < 4; ++path)
-      for (int lg = 0; lg < kLevels; ++lg) cache[std::size_t(path * kLevels + lg)] = other.cache[std::size_t(path * kLevels + lg)];
+      for (int lg = 0; lg < kLevels; ++lg)
+        cache[std::size_t(path * kLevels + lg)] = other.cache[std::size_t(path * kLevels + lg)];
   }
   static int log2_of(int k) { return int(std::bit_width(unsigned(k - 1))); }  // ceil(log2 k)
   double bytes(int ranks) const { return fixed > 0 ? fixed : per_rank * ranks; }
@@ -197,10 +221,17 @@ struct TreeFast {
     const double b = bytes(k);
     double v = 0;
     switch (path) {
-      case 0: v = m.send(lay, b, level); break;
-      case 1: v = m.recv(lay, b, level); break;
-      case 2: v = m.full(lay, b, level); break;
-      default: v = m.time_us({Path::full, lay, b, level, std::max(1, P / (2 * (1 << log2_of(k)))), P});
+      case 0:
+        v = m.send(lay, b, level);
+        break;
+      case 1:
+        v = m.recv(lay, b, level);
+        break;
+      case 2:
+        v = m.full(lay, b, level);
+        break;
+      default:
+        v = m.time_us({Path::full, lay, b, level, std::max(1, P / (2 * (1 << log2_of(k)))), P});
     }
     if (slot) *slot = v;
     return v;
@@ -213,7 +244,9 @@ struct TreeFast {
   double scatter_complete(int size) {
     const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
-    const double below = lg == 0 ? 0.0 : scatter_complete(size / 2) + std::max(cost(false, 2, size / 2), cost(false, 0, size / 2));
+    const double below =
+        lg == 0 ? 0.0
+                : scatter_complete(size / 2) + std::max(cost(false, 2, size / 2), cost(false, 0, size / 2));
     return memo[std::size_t(lg)] = below;
   }
   double scatter_node(int c, int lb) {
@@ -240,7 +273,9 @@ struct TreeFast {
   double gather_complete(int size) {
     const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
-    const double ready = lg == 0 ? 0.0 : gather_complete(size / 2) + std::max(cost(false, 1, size / 2), cost(false, 3, size / 2));
+    const double ready =
+        lg == 0 ? 0.0
+                : gather_complete(size / 2) + std::max(cost(false, 1, size / 2), cost(false, 3, size / 2));
     return memo[std::size_t(lg)] = ready;
   }
   double gather_node(int c, int lb) {
@@ -253,8 +288,8 @@ struct TreeFast {
       const double ready = size == k ? gather_complete(k) : gather_node(child, k);
       // The concurrency of an incomplete subtree's message is that of its level (P / 2k).
       const double full = size == k ? cost(root, 3, k)
-                                    : m.time_us({Path::full, root ? root_layout : Layout::cc, bytes(size), level,
-                                                 std::max(1, P / (2 * k)), P});
+                                    : m.time_us({Path::full, root ? root_layout : Layout::cc, bytes(size),
+                                                 level, std::max(1, P / (2 * k)), P});
       clock = std::max(clock + cost(root, 1, size), ready + full);
     }
     return clock;
@@ -263,8 +298,14 @@ struct TreeFast {
 
 bool uniform_level(const Placement& pl, int P, Level* level) {
   const int rpn = pl.ranks_per_node;
-  if (rpn <= 0 || rpn >= P) { *level = Level::intra; return true; }
-  if (rpn == 1) { *level = Level::inter; return true; }
+  if (rpn <= 0 || rpn >= P) {
+    *level = Level::intra;
+    return true;
+  }
+  if (rpn == 1) {
+    *level = Level::inter;
+    return true;
+  }
   return false;
 }
 
@@ -319,7 +360,8 @@ Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition
       }
       return s;
     }
-    case ScatterAlgorithm::mpi: break;
+    case ScatterAlgorithm::mpi:
+      break;
   }
   throw InvalidArgument("scatter 'mpi' has no schedule of ours; it is priced as the fastest of oft and sbt");
 }
@@ -348,7 +390,8 @@ Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition) 
         }
       }
       return s;
-    case GatherAlgorithm::mpi: break;
+    case GatherAlgorithm::mpi:
+      break;
   }
   throw InvalidArgument("gather 'mpi' has no schedule of ours; it is priced as the fastest of oft and sbt");
 }
@@ -403,7 +446,8 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   if (pricing == Pricing::simulate) {
     c.scatter[int(ScatterAlgorithm::oft)] = sim(scatter_schedule(ScatterAlgorithm::oft, partition));
     c.gather[int(GatherAlgorithm::oft)] = sim(gather_schedule(GatherAlgorithm::oft, partition));
-    for (ExchangeAlgorithm e : kExchangeAlgorithms) c.exchange[int(e)] = sim(exchange_schedule(e, partition, halo));
+    for (ExchangeAlgorithm e : kExchangeAlgorithms)
+      c.exchange[int(e)] = sim(exchange_schedule(e, partition, halo));
   } else {
     c.scatter[int(ScatterAlgorithm::oft)] = detail::oft_scatter_fast(model, g, placement);
     c.gather[int(GatherAlgorithm::oft)] = detail::oft_gather_fast(model, g, placement);
@@ -431,11 +475,13 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   }
   c.scatter[int(ScatterAlgorithm::mpi)] =
       std::min(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]);
-  c.gather[int(GatherAlgorithm::mpi)] = std::min(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]);
+  c.gather[int(GatherAlgorithm::mpi)] =
+      std::min(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]);
   return c;
 }
 
-double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline) {
+double compute_us(const ComputeTable& table, const Partition& partition,
+                  const PipelineDescription& pipeline) {
   const detail::Geometry g(partition);
   double worst = 0;
   for (int cw = 0; cw <= (g.wr > 0); ++cw)
@@ -456,7 +502,8 @@ namespace {
 int log2_exact(int v, const char* what) {
   int l = 0;
   while ((1 << l) < v) ++l;
-  if ((1 << l) != v) throw InvalidArgument(std::string(what) + " must be a power of two for the Fig. 6 closed form");
+  if ((1 << l) != v)
+    throw InvalidArgument(std::string(what) + " must be a power of two for the Fig. 6 closed form");
   return l;
 }
 }  // namespace

@@ -19,8 +19,7 @@ Level parse_level(std::string_view name) {
 
 PiecewiseLinear::PiecewiseLinear(std::vector<std::pair<double, double>> points) {
   for (const auto& [x, y] : points) {
-    if (!std::isfinite(x) || !std::isfinite(y))
-      throw InvalidArgument("piecewise-linear point is not finite");
+    if (!std::isfinite(x) || !std::isfinite(y)) throw InvalidArgument("piecewise-linear point is not finite");
   }
   std::stable_sort(points.begin(), points.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -33,7 +32,8 @@ PiecewiseLinear::PiecewiseLinear(std::vector<std::pair<double, double>> points) 
     ys_.push_back(sum / double(j - i));
     i = j;
   }
-  for (std::size_t k = 0; k + 1 < xs_.size(); ++k) slopes_.push_back((ys_[k + 1] - ys_[k]) / (xs_[k + 1] - xs_[k]));
+  for (std::size_t k = 0; k + 1 < xs_.size(); ++k)
+    slopes_.push_back((ys_[k + 1] - ys_[k]) / (xs_[k + 1] - xs_[k]));
 }
 
 bool P3pcTable::complete() const {
@@ -47,15 +47,16 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> points) : points_(std::move
   for (const auto& p : points_) {
     if (p.axis < 0 || p.axis > 1 || p.taps < 1 || p.tile_width < 1 || p.tile_height < 1 ||
         !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
-      throw InvalidArgument("compute cost point out of range (axis " + std::to_string(p.axis) +
-                            ", taps " + std::to_string(p.taps) + ")");
+      throw InvalidArgument("compute cost point out of range (axis " + std::to_string(p.axis) + ", taps " +
+                            std::to_string(p.taps) + ")");
     auto& groups = groups_[std::size_t(p.axis)];
     auto it = std::find_if(groups.begin(), groups.end(), [&](const TapGroup& g) { return g.taps == p.taps; });
     if (it == groups.end()) it = groups.insert(groups.end(), TapGroup{p.taps, {}});
     it->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
   }
   for (auto& groups : groups_)
-    std::sort(groups.begin(), groups.end(), [](const TapGroup& a, const TapGroup& b) { return a.taps < b.taps; });
+    std::sort(groups.begin(), groups.end(),
+              [](const TapGroup& a, const TapGroup& b) { return a.taps < b.taps; });
 }
 
 double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h) const {
@@ -63,7 +64,8 @@ double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h) const {
 }
 
 double ComputeTable::ns_per_pixel_at(int axis, int taps, double area) const {
-  const auto& groups = groups_[std::size_t(axis)].empty() ? groups_[std::size_t(1 - axis)] : groups_[std::size_t(axis)];
+  const auto& groups =
+      groups_[std::size_t(axis)].empty() ? groups_[std::size_t(1 - axis)] : groups_[std::size_t(axis)];
   // Per tap count, the shape whose tile area is nearest on a log scale (ties: the first
   // stored); called for every tile of every grid a search tries, so nothing allocates.
   auto at = [&](const TapGroup& g) {
@@ -120,7 +122,8 @@ P3pcTable parse_p3pc_csv(std::istream& in) {
                             ": expected header 'path,layout,floats,time_us'");
     }
     const std::string where = "P-3PC CSV line " + std::to_string(line_no) + ": ";
-    if (cells.size() != 4) throw InvalidArgument(where + "expected 4 columns, got " + std::to_string(cells.size()));
+    if (cells.size() != 4)
+      throw InvalidArgument(where + "expected 4 columns, got " + std::to_string(cells.size()));
     Path path;
     Layout layout;
     try {
@@ -143,7 +146,8 @@ P3pcTable parse_p3pc_csv(std::istream& in) {
       throw InvalidArgument(where + "floats and time_us must be finite and >= 0");
     points[int(path) * 4 + int(layout)].emplace_back(floats * 4.0, time);
   }
-  if (!header_seen) throw InvalidArgument("P-3PC CSV is empty (expected header 'path,layout,floats,time_us')");
+  if (!header_seen)
+    throw InvalidArgument("P-3PC CSV is empty (expected header 'path,layout,floats,time_us')");
   P3pcTable table;
   for (int i = 0; i < 12; ++i)
     if (!points[i].empty()) table.curves[i] = PiecewiseLinear(std::move(points[i]));

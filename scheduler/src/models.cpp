@@ -9,13 +9,20 @@ namespace tessera::scheduler {
 
 std::string_view to_string(ModelKind kind) {
   switch (kind) {
-    case ModelKind::p3pc: return "p3pc";
-    case ModelKind::three_pc: return "3pc";
-    case ModelKind::loggp_star: return "loggp-star";
-    case ModelKind::log3p: return "log3p";
-    case ModelKind::two_log23p: return "2log23p";
-    case ModelKind::loggp: return "loggp";
-    case ModelKind::logpc: return "logpc";
+    case ModelKind::p3pc:
+      return "p3pc";
+    case ModelKind::three_pc:
+      return "3pc";
+    case ModelKind::loggp_star:
+      return "loggp-star";
+    case ModelKind::log3p:
+      return "log3p";
+    case ModelKind::two_log23p:
+      return "2log23p";
+    case ModelKind::loggp:
+      return "loggp";
+    case ModelKind::logpc:
+      return "logpc";
   }
   return "?";
 }
@@ -105,7 +112,8 @@ class LoggpStarModel final : public CostModel {
       const auto& t = m.p3pc_for(lv);
       const auto& send = t.curve(Path::send, Layout::cc);
       const auto& full = t.curve(Path::full, Layout::cc);
-      if (send.empty() || full.empty()) throw InvalidArgument("machine '" + m.name + "': no cc curves for loggp-star");
+      if (send.empty() || full.empty())
+        throw InvalidArgument("machine '" + m.name + "': no cc curves for loggp-star");
       p_[int(lv)] = {send(0.0), full(0.0), full};
     }
   }
@@ -155,9 +163,12 @@ class Log3pModel final : public CostModel {
     // measure one on shared memory (the transport's copy), it is part of the cost and kept.
     const double net = p.o_net(m.bytes);
     switch (m.path) {
-      case Path::send: return std::max(0.0, o / 2 + ls);
-      case Path::recv: return std::max(0.0, o / 2 + lr);
-      case Path::full: return std::max(0.0, o + ls + lr + net);
+      case Path::send:
+        return std::max(0.0, o / 2 + ls);
+      case Path::recv:
+        return std::max(0.0, o / 2 + lr);
+      case Path::full:
+        return std::max(0.0, o + ls + lr + net);
     }
     return 0;
   }
@@ -177,7 +188,8 @@ class LoggpModel : public CostModel {
       auto r = m.loggp[int(lv)];
       if (r.empty()) r = m.loggp[1 - int(lv)];
       if (r.empty()) r = loggp_from_p3pc(m.p3pc_for(lv));
-      std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.min_bytes < b.min_bytes; });
+      std::stable_sort(r.begin(), r.end(),
+                       [](const auto& a, const auto& b) { return a.min_bytes < b.min_bytes; });
       ranges_[int(lv)] = std::move(r);
     }
   }
@@ -191,9 +203,12 @@ class LoggpModel : public CostModel {
     const auto& p = range(m.level, m.bytes);
     const double bytes_g = std::max(m.bytes - 1, 0.0) * p.G;
     switch (m.path) {
-      case Path::send: return std::max(p.o, p.g) + bytes_g;
-      case Path::recv: return p.o;
-      case Path::full: return 2 * p.o + p.L + bytes_g;
+      case Path::send:
+        return std::max(p.o, p.g) + bytes_g;
+      case Path::recv:
+        return p.o;
+      case Path::full:
+        return 2 * p.o + p.L + bytes_g;
     }
     return 0;
   }
@@ -234,13 +249,20 @@ class LogpcModel final : public LoggpModel {
 
 std::unique_ptr<CostModel> make_model(ModelKind kind, const MachineParams& machine) {
   switch (kind) {
-    case ModelKind::p3pc: return std::make_unique<detail::P3pcModel>(machine);
-    case ModelKind::three_pc: return std::make_unique<detail::ThreePcModel>(machine);
-    case ModelKind::loggp_star: return std::make_unique<detail::LoggpStarModel>(machine);
-    case ModelKind::log3p: return std::make_unique<detail::Log3pModel>(machine, false);
-    case ModelKind::two_log23p: return std::make_unique<detail::Log3pModel>(machine, true);
-    case ModelKind::loggp: return std::make_unique<detail::LoggpModel>(machine);
-    case ModelKind::logpc: return std::make_unique<detail::LogpcModel>(machine);
+    case ModelKind::p3pc:
+      return std::make_unique<detail::P3pcModel>(machine);
+    case ModelKind::three_pc:
+      return std::make_unique<detail::ThreePcModel>(machine);
+    case ModelKind::loggp_star:
+      return std::make_unique<detail::LoggpStarModel>(machine);
+    case ModelKind::log3p:
+      return std::make_unique<detail::Log3pModel>(machine, false);
+    case ModelKind::two_log23p:
+      return std::make_unique<detail::Log3pModel>(machine, true);
+    case ModelKind::loggp:
+      return std::make_unique<detail::LoggpModel>(machine);
+    case ModelKind::logpc:
+      return std::make_unique<detail::LogpcModel>(machine);
   }
   throw InvalidArgument("unknown model");
 }

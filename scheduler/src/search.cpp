@@ -1,12 +1,12 @@
 #include "tessera/scheduler/search.hpp"
 
-#include <algorithm>
-#include <cstdio>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tessera/error.hpp"
 
@@ -24,7 +24,8 @@ bool better(const Candidate& a, const Candidate& b) {
 const Candidate& SearchResult::chosen() const {
   if (ranking.empty()) {
     std::string why = "no feasible decomposition";
-    if (!excluded.empty()) why += " (e.g. " + to_string(excluded.front().grid) + ": " + excluded.front().reason + ")";
+    if (!excluded.empty())
+      why += " (e.g. " + to_string(excluded.front().grid) + ": " + excluded.front().reason + ")";
     throw InfeasiblePlan(why);
   }
   return ranking.front();
@@ -79,7 +80,8 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
       // Ranks beyond the cores of a node take turns: the busiest node needs
       // ceil(ranks on it / cores) rounds of the slowest tile.
       const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
-      const int rounds = place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
+      const int rounds =
+          place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
       out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) : 0.0;
     }
   };
@@ -121,7 +123,8 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
     }
   }
   // A lambda rather than the function pointer lets the comparison inline.
-  std::sort(result.ranking.begin(), result.ranking.end(), [](const Candidate& a, const Candidate& b) { return better(a, b); });
+  std::sort(result.ranking.begin(), result.ranking.end(),
+            [](const Candidate& a, const Candidate& b) { return better(a, b); });
   return result;
 }
 
@@ -134,7 +137,10 @@ nlohmann::json to_json(const Candidate& c, ModelKind model) {
           {"exchange", std::string(to_string(c.plan.exchange))},
           {"model", std::string(to_string(model))},
           {"predicted_us",
-           {{"scatter", t.scatter}, {"exchange", t.exchange}, {"compute", t.compute}, {"gather", t.gather},
+           {{"scatter", t.scatter},
+            {"exchange", t.exchange},
+            {"compute", t.compute},
+            {"gather", t.gather},
             {"total", t.total}}}};
 }
 
@@ -145,7 +151,8 @@ nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
   const std::size_t n = limit == 0 ? r.ranking.size() : std::min(limit, r.ranking.size());
   for (std::size_t i = 0; i < n; ++i) list.push_back(to_json(r.ranking[i], r.model));
   auto& ex = j["excluded"] = nlohmann::json::array();
-  for (const auto& e : r.excluded) ex.push_back({{"procs", e.procs}, {"grid", to_string(e.grid)}, {"reason", e.reason}});
+  for (const auto& e : r.excluded)
+    ex.push_back({{"procs", e.procs}, {"grid", to_string(e.grid)}, {"reason", e.reason}});
   j["model"] = std::string(to_string(r.model));
   j["pricing"] = std::string(to_string(r.pricing));
   j["compute_priced"] = r.compute_priced;
@@ -155,24 +162,27 @@ nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
 std::string format_table(const SearchResult& r, std::size_t limit) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s %12s\n", "rank", "procs", "grid",
-                "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us", "gather_us", "total_us");
+  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s %12s\n", "rank", "procs",
+                "grid", "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us",
+                "gather_us", "total_us");
   out << line;
   const std::size_t n = limit == 0 ? r.ranking.size() : std::min(limit, r.ranking.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = r.ranking[i];
     const auto& t = c.predicted;
-    std::snprintf(line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f %12.1f\n", i + 1,
-                  c.plan.procs(), to_string(c.plan.grid).c_str(), std::string(to_string(c.plan.scatter)).c_str(),
-                  std::string(to_string(c.plan.gather)).c_str(), std::string(to_string(c.plan.exchange)).c_str(),
-                  t.scatter, t.exchange, t.compute, t.gather, t.total);
+    std::snprintf(
+        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f %12.1f\n", i + 1,
+        c.plan.procs(), to_string(c.plan.grid).c_str(), std::string(to_string(c.plan.scatter)).c_str(),
+        std::string(to_string(c.plan.gather)).c_str(), std::string(to_string(c.plan.exchange)).c_str(),
+        t.scatter, t.exchange, t.compute, t.gather, t.total);
     out << line;
   }
   if (n < r.ranking.size()) out << "... " << r.ranking.size() - n << " more candidates\n";
   if (!r.excluded.empty()) {
     out << "excluded (" << r.excluded.size() << "):\n";
     for (std::size_t i = 0; i < r.excluded.size() && i < 10; ++i)
-      out << "  P=" << r.excluded[i].procs << " " << to_string(r.excluded[i].grid) << ": " << r.excluded[i].reason << "\n";
+      out << "  P=" << r.excluded[i].procs << " " << to_string(r.excluded[i].grid) << ": "
+          << r.excluded[i].reason << "\n";
     if (r.excluded.size() > 10) out << "  ... " << r.excluded.size() - 10 << " more\n";
   }
   return out.str();

@@ -1,8 +1,8 @@
 #include "tessera/scheduler/simulator.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -13,18 +13,25 @@ namespace tessera::scheduler {
 
 std::string_view to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::send: return "send";
-    case OpKind::recv: return "recv";
-    case OpKind::isend: return "isend";
-    case OpKind::irecv: return "irecv";
-    case OpKind::wait_all: return "wait_all";
-    case OpKind::compute: return "compute";
+    case OpKind::send:
+      return "send";
+    case OpKind::recv:
+      return "recv";
+    case OpKind::isend:
+      return "isend";
+    case OpKind::irecv:
+      return "irecv";
+    case OpKind::wait_all:
+      return "wait_all";
+    case OpKind::compute:
+      return "compute";
   }
   return "?";
 }
 
 void Schedule::send(int from, int to, double bytes, Layout layout, int concurrent, bool blocking) {
-  ranks.at(std::size_t(from)).push_back({blocking ? OpKind::send : OpKind::isend, to, bytes, layout, 0, concurrent});
+  ranks.at(std::size_t(from))
+      .push_back({blocking ? OpKind::send : OpKind::isend, to, bytes, layout, 0, concurrent});
 }
 void Schedule::recv(int at, int from, bool blocking) {
   ranks.at(std::size_t(at)).push_back({blocking ? OpKind::recv : OpKind::irecv, from});
@@ -51,10 +58,10 @@ struct Channel {
 struct RankState {
   std::size_t pc = 0;
   double clock = 0;
-  double outstanding = 0;            // latest completion of posted isends
+  double outstanding = 0;                      // latest completion of posted isends
   std::vector<std::pair<int, double>> posted;  // irecvs: (source, post time)
-  std::size_t posted_done = 0;       // irecvs already matched by the current wait_all
-  int blocked_on = -1;               // source whose message the rank waits for
+  std::size_t posted_done = 0;                 // irecvs already matched by the current wait_all
+  int blocked_on = -1;                         // source whose message the rank waits for
 };
 
 }  // namespace
@@ -66,7 +73,9 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
   result.finish_us.assign(std::size_t(procs), 0.0);
   std::vector<RankState> state(static_cast<std::size_t>(procs));
   std::unordered_map<std::uint64_t, Channel> channels;
-  auto key = [procs](int from, int to) { return std::uint64_t(from) * std::uint64_t(procs) + std::uint64_t(to); };
+  auto key = [procs](int from, int to) {
+    return std::uint64_t(from) * std::uint64_t(procs) + std::uint64_t(to);
+  };
 
   // Ready ranks ordered by their clock (ties by rank) so that operations run in time
   // order; results do not depend on it (dataflow semantics), the timeline does.
@@ -95,7 +104,8 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
       case OpKind::send:
       case OpKind::isend: {
         if (op.peer < 0 || op.peer >= procs || op.peer == r)
-          throw InvalidArgument("schedule: rank " + std::to_string(r) + " sends to invalid rank " + std::to_string(op.peer));
+          throw InvalidArgument("schedule: rank " + std::to_string(r) + " sends to invalid rank " +
+                                std::to_string(op.peer));
         Message m{Path::send, op.layout, op.bytes, placement.level(r, op.peer), op.concurrent, procs};
         const double S = model.time_us(m);
         m.path = Path::full;
@@ -116,7 +126,8 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
       }
       case OpKind::recv: {
         if (op.peer < 0 || op.peer >= procs || op.peer == r)
-          throw InvalidArgument("schedule: rank " + std::to_string(r) + " receives from invalid rank " + std::to_string(op.peer));
+          throw InvalidArgument("schedule: rank " + std::to_string(r) + " receives from invalid rank " +
+                                std::to_string(op.peer));
         auto& ch = channels[key(op.peer, r)];
         if (!ch.has()) {
           s.blocked_on = op.peer;
@@ -130,7 +141,8 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
       }
       case OpKind::irecv:
         if (op.peer < 0 || op.peer >= procs || op.peer == r)
-          throw InvalidArgument("schedule: rank " + std::to_string(r) + " receives from invalid rank " + std::to_string(op.peer));
+          throw InvalidArgument("schedule: rank " + std::to_string(r) + " receives from invalid rank " +
+                                std::to_string(op.peer));
         s.posted.push_back({op.peer, start});
         record(r, op, start, start, 0);
         break;
@@ -167,8 +179,9 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
   for (int r = 0; r < procs; ++r) {
     const auto& s = state[std::size_t(r)];
     if (s.pc < schedule.ranks[std::size_t(r)].size())
-      throw InvalidArgument("schedule deadlocks: rank " + std::to_string(r) + " waits for a message from rank " +
-                            std::to_string(s.blocked_on) + " that is never sent");
+      throw InvalidArgument("schedule deadlocks: rank " + std::to_string(r) +
+                            " waits for a message from rank " + std::to_string(s.blocked_on) +
+                            " that is never sent");
     result.finish_us[std::size_t(r)] = std::max(s.clock, s.outstanding);
     result.makespan_us = std::max(result.makespan_us, result.finish_us[std::size_t(r)]);
   }
@@ -183,8 +196,8 @@ std::string format_timeline(const SimResult& result) {
   out << "rank  op        peer       bytes     start_us       end_us\n";
   char line[160];
   for (const auto& e : result.timeline) {
-    std::snprintf(line, sizeof line, "%4d  %-8s %5d %11.0f %12.3f %12.3f\n", e.rank, std::string(to_string(e.kind)).c_str(),
-                  e.peer, e.bytes, e.start_us, e.end_us);
+    std::snprintf(line, sizeof line, "%4d  %-8s %5d %11.0f %12.3f %12.3f\n", e.rank,
+                  std::string(to_string(e.kind)).c_str(), e.peer, e.bytes, e.start_us, e.end_us);
     out << line;
   }
   std::snprintf(line, sizeof line, "makespan %.3f us, %zu events\n", result.makespan_us, result.events);

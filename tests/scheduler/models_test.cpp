@@ -37,14 +37,15 @@ TEST(PiecewiseLinear, InterpolatesAndExtendsEndSegments) {
   PiecewiseLinear f({{100, 10}, {0, 0}, {200, 30}});
   EXPECT_DOUBLE_EQ(f(50), 5);
   EXPECT_DOUBLE_EQ(f(150), 20);
-  EXPECT_DOUBLE_EQ(f(300), 50);   // past the last point: last segment, slope 0.2
-  EXPECT_DOUBLE_EQ(f(-100), -10); // below the first: first segment
+  EXPECT_DOUBLE_EQ(f(300), 50);    // past the last point: last segment, slope 0.2
+  EXPECT_DOUBLE_EQ(f(-100), -10);  // below the first: first segment
   EXPECT_DOUBLE_EQ(PiecewiseLinear({{5, 7}})(1e9), 7);
   EXPECT_DOUBLE_EQ(PiecewiseLinear({{0, 1}, {0, 3}, {10, 12}})(0), 2);  // repeats averaged
 }
 
 TEST(P3pcCsv, ParsesFloatsAsBytesAndRejectsBadRows) {
-  const auto t = parse_p3pc_csv("# comment\npath,layout,floats,time_us\nsend,cc,0,1.5\nsend,cc,100,41.5\nfull,nn,10,7\n");
+  const auto t = parse_p3pc_csv(
+      "# comment\npath,layout,floats,time_us\nsend,cc,0,1.5\nsend,cc,100,41.5\nfull,nn,10,7\n");
   EXPECT_DOUBLE_EQ(t.curve(Path::send, Layout::cc)(400), 41.5);  // 100 floats = 400 bytes
   EXPECT_DOUBLE_EQ(t.curve(Path::send, Layout::cc)(200), 21.5);
   EXPECT_DOUBLE_EQ(t.curve(Path::full, Layout::nn)(0), 7);
@@ -125,8 +126,9 @@ TEST(LoggpStar, EqualsP3pcWhenLayoutsAgreeAndPathsShareTheAdditionalTime) {
 TEST(Log3p, MiddlewareOverheadLatencyAndNetwork) {
   MachineParams m = machine_with(distinct_table());
   m.log3p[int(Level::inter)] = {PiecewiseLinear({{0, 10}, {1000, 20}}), PiecewiseLinear({{0, 0}, {1000, 8}}),
-                                 PiecewiseLinear({{0, 5}, {1000, 15}})};
-  m.log3p[int(Level::intra)] = {PiecewiseLinear({{0, 2}, {1000, 4}}), PiecewiseLinear({{0, 0}, {1000, 2}}), {}};
+                                PiecewiseLinear({{0, 5}, {1000, 15}})};
+  m.log3p[int(Level::intra)] = {
+      PiecewiseLinear({{0, 2}, {1000, 4}}), PiecewiseLinear({{0, 0}, {1000, 2}}), {}};
   const auto one = make_model(ModelKind::log3p, m);
   const auto two = make_model(ModelKind::two_log23p, m);
   // inter at 500 B: o_mw = 15, l_mw = 4, o_net = 10.

@@ -1,12 +1,13 @@
 // The planning glue: perfdb -> MachineParams, the bundled default, plan_for. No MPI.
+#include "tessera/planning/planning.hpp"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <unistd.h>
 
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
-#include "tessera/planning/planning.hpp"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -44,7 +45,8 @@ std::vector<perfdb::P3pcSample> samples(perfdb::Level level, double scale) {
   return rows;
 }
 
-void add_machine(perfdb::Store& store, const std::string& name, bool with_p3pc, bool with_compute, int cores = 0) {
+void add_machine(perfdb::Store& store, const std::string& name, bool with_p3pc, bool with_compute,
+                 int cores = 0) {
   perfdb::Machine m;
   m.name = name;
   m.hostname = name;

@@ -1,10 +1,11 @@
 // The decomposition search: objective, exclusions, determinism and the plan JSON.
+#include "tessera/scheduler/search.hpp"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.hpp"
-#include "tessera/scheduler/search.hpp"
 
 using namespace tessera;
 using namespace tessera::scheduler;
@@ -20,9 +21,9 @@ P3pcTable constant_table(double us) {
 
 P3pcTable das_like_table() {
   // Table 1 of the P-3PC paper, rows send/recv/full x cc/cn/nc/nn at 0, 1K, 50K floats.
-  const double v[12][3] = {{5.98, 61.72, 4355.45},  {8.04, 60.74, 4363.35},  {7.93, 248.88, 5722.00},
-                           {8.29, 133.88, 5582.23}, {14.86, 58.08, 5754.93}, {14.89, 127.30, 9527.59},
-                           {14.43, 46.56, 5517.28}, {14.82, 125.05, 9340.63}, {23.61, 131.39, 4506.32},
+  const double v[12][3] = {{5.98, 61.72, 4355.45},   {8.04, 60.74, 4363.35},   {7.93, 248.88, 5722.00},
+                           {8.29, 133.88, 5582.23},  {14.86, 58.08, 5754.93},  {14.89, 127.30, 9527.59},
+                           {14.43, 46.56, 5517.28},  {14.82, 125.05, 9340.63}, {23.61, 131.39, 4506.32},
                            {25.54, 214.10, 8665.39}, {27.05, 206.94, 6696.30}, {24.47, 287.89, 11746.29}};
   P3pcTable t;
   for (int i = 0; i < 12; ++i)
@@ -35,7 +36,9 @@ MachineParams machine(P3pcTable t, bool with_compute) {
   m.name = "search";
   m.p3pc[int(Level::inter)] = std::move(t);
   m.placement.ranks_per_node = 1;
-  if (with_compute) m.compute = ComputeTable({{0, 7, 64, 64, 2.0}, {1, 7, 64, 64, 3.0}, {0, 39, 64, 64, 9.0}, {1, 39, 64, 64, 11.0}});
+  if (with_compute)
+    m.compute =
+        ComputeTable({{0, 7, 64, 64, 2.0}, {1, 7, 64, 64, 3.0}, {0, 39, 64, 64, 9.0}, {1, 39, 64, 64, 11.0}});
   return m;
 }
 
@@ -125,8 +128,10 @@ TEST(Search, EveryCandidateOfExactlyPAndTheObjective) {
     EXPECT_EQ(req.pipeline.gathers, 5);
     const auto& best = r.chosen();
     const Partition part(4096, 4096, best.plan.grid);
-    const auto comm = price_communication(*make_model(ModelKind::p3pc, m), part, req.pipeline.halo, m.placement, r.pricing);
-    EXPECT_NEAR(best.predicted.gather, 5 * comm.gather[int(best.plan.gather)], 1e-6 * best.predicted.gather + 1e-9);
+    const auto comm =
+        price_communication(*make_model(ModelKind::p3pc, m), part, req.pipeline.halo, m.placement, r.pricing);
+    EXPECT_NEAR(best.predicted.gather, 5 * comm.gather[int(best.plan.gather)],
+                1e-6 * best.predicted.gather + 1e-9);
     EXPECT_NEAR(best.predicted.compute, compute_us(m.compute, part, req.pipeline), 1e-9);
   }
 }
@@ -138,7 +143,8 @@ TEST(Search, MpiIsPricedAsTheFastestOfOurOwn) {
     if (c.plan.scatter != ScatterAlgorithm::mpi) continue;
     double own = 1e300;
     for (const auto& d : r.ranking)
-      if (d.plan.grid == c.plan.grid && d.plan.gather == c.plan.gather && d.plan.exchange == c.plan.exchange &&
+      if (d.plan.grid == c.plan.grid && d.plan.gather == c.plan.gather &&
+          d.plan.exchange == c.plan.exchange &&
           (d.plan.scatter == ScatterAlgorithm::oft || d.plan.scatter == ScatterAlgorithm::sbt))
         own = std::min(own, d.predicted.scatter);
     EXPECT_DOUBLE_EQ(c.predicted.scatter, own);
@@ -197,7 +203,8 @@ TEST(PlanJson, KeepsSpecFields) {
     EXPECT_NO_THROW(parse_gather(c["gather"].get<std::string>()));
     EXPECT_NO_THROW(parse_exchange(c["exchange"].get<std::string>()));
     EXPECT_EQ(c["model"], "loggp-star");
-    for (const char* k : {"scatter", "exchange", "compute", "gather", "total"}) EXPECT_TRUE(c["predicted_us"][k].is_number()) << k;
+    for (const char* k : {"scatter", "exchange", "compute", "gather", "total"})
+      EXPECT_TRUE(c["predicted_us"][k].is_number()) << k;
   }
   EXPECT_EQ(to_json(r, 5)["candidates"].size(), 5u);
   const auto table = format_table(r, 5);

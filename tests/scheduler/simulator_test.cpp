@@ -1,12 +1,13 @@
 // The simulator against the paper's closed forms where they are exact, the fast forms
 // against the simulator, and the schedules against the partition (every pixel sent once).
+#include "tessera/scheduler/simulator.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "tessera/error.hpp"
 #include "tessera/scheduler/algorithms.hpp"
-#include "tessera/scheduler/simulator.hpp"
 
 using namespace tessera;
 using namespace tessera::scheduler;
@@ -17,7 +18,8 @@ namespace {
 // every size, the condition under which the closed forms are exact. Layouts differ.
 P3pcTable layered_table() {
   P3pcTable t;
-  const std::map<Layout, double> slow{{Layout::cc, 1.0}, {Layout::cn, 1.6}, {Layout::nc, 1.4}, {Layout::nn, 2.0}};
+  const std::map<Layout, double> slow{
+      {Layout::cc, 1.0}, {Layout::cn, 1.6}, {Layout::nc, 1.4}, {Layout::nn, 2.0}};
   for (Layout l : kLayouts) {
     const double a = 0.001 * slow.at(l);
     t.curve(Path::send, l) = PiecewiseLinear({{0, 3}, {1e6, 3 + 0.3e6 * a}});
@@ -46,7 +48,9 @@ MachineParams machine(P3pcTable t, int ranks_per_node = 0) {
 const int kProcs[] = {1, 2, 3, 4, 6, 7, 12, 16, 64, 1024};
 bool pow2(int v) { return (v & (v - 1)) == 0; }
 
-double sim(const Schedule& s, const CostModel& m, const Placement& pl = {}) { return simulate(s, m, pl).makespan_us; }
+double sim(const Schedule& s, const CostModel& m, const Placement& pl = {}) {
+  return simulate(s, m, pl).makespan_us;
+}
 
 }  // namespace
 
@@ -57,8 +61,10 @@ TEST(Simulator, OftMatchesFig6OnEqualTiles) {
     for (Grid g : grids_for(P)) {
       const Partition part(g.x * 12, g.y * 10, g);
       SCOPED_TRACE(to_string(g));
-      EXPECT_NEAR(sim(scatter_schedule(ScatterAlgorithm::oft, part), *m), fig6_oft_scatter(*m, part.width(), part.height(), g, Level::intra), 1e-6);
-      EXPECT_NEAR(sim(gather_schedule(GatherAlgorithm::oft, part), *m), fig6_oft_gather(*m, part.width(), part.height(), g, Level::intra), 1e-6);
+      EXPECT_NEAR(sim(scatter_schedule(ScatterAlgorithm::oft, part), *m),
+                  fig6_oft_scatter(*m, part.width(), part.height(), g, Level::intra), 1e-6);
+      EXPECT_NEAR(sim(gather_schedule(GatherAlgorithm::oft, part), *m),
+                  fig6_oft_gather(*m, part.width(), part.height(), g, Level::intra), 1e-6);
     }
 }
 
@@ -76,8 +82,10 @@ TEST(Simulator, PowerOfTwoSbtMatchesFig6) {
       // the library's root sends noncontiguous blocks where the paper's first steps are
       // contiguous, so the forms agree when layouts cost the same.
       const CostModel& m = g.x == 1 ? *ml : *mu;
-      EXPECT_NEAR(sim(scatter_schedule(ScatterAlgorithm::sbt, part), m), fig6_sbt_scatter(m, part.width(), part.height(), g, Level::intra), 1e-6);
-      EXPECT_NEAR(sim(gather_schedule(GatherAlgorithm::sbt, part), m), fig6_sbt_gather(m, part.width(), part.height(), g, Level::intra), 1e-6);
+      EXPECT_NEAR(sim(scatter_schedule(ScatterAlgorithm::sbt, part), m),
+                  fig6_sbt_scatter(m, part.width(), part.height(), g, Level::intra), 1e-6);
+      EXPECT_NEAR(sim(gather_schedule(GatherAlgorithm::sbt, part), m),
+                  fig6_sbt_gather(m, part.width(), part.height(), g, Level::intra), 1e-6);
     }
   }
   EXPECT_THROW(fig6_sbt_scatter(*ml, 12, 12, Grid{1, 3}), InvalidArgument);
@@ -122,8 +130,10 @@ TEST(Simulator, FastFormsEqualTheSimulationOnEqualTilesForAnyP) {
         const Halo halo{2, 3};
         const auto fast = price_communication(*m, part, halo, mp.placement, Pricing::fast);
         const auto exact = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
-        for (int i = 0; i < 4; ++i) EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
-        for (int i = 0; i < 3; ++i) EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
+        for (int i = 0; i < 4; ++i)
+          EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
+        for (int i = 0; i < 3; ++i)
+          EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
         EXPECT_NEAR(fast.exchange[0], exact.exchange[0], 1e-6 * (1 + exact.exchange[0]));
       }
   }
@@ -171,7 +181,8 @@ TEST(Schedules, EveryPixelIsDeliveredOnceAndEverySendIsMatched) {
         EXPECT_EQ(sends, P - 1);
         EXPECT_EQ(recvs, P - 1);
         EXPECT_DOUBLE_EQ(out[0], 4.0 * (101.0 * (67 + P)) - tile_bytes(part, 0));
-        for (int r = 1; r < P; ++r) EXPECT_DOUBLE_EQ(in[std::size_t(r)] - out[std::size_t(r)], tile_bytes(part, r)) << r;
+        for (int r = 1; r < P; ++r)
+          EXPECT_DOUBLE_EQ(in[std::size_t(r)] - out[std::size_t(r)], tile_bytes(part, r)) << r;
       }
       for (GatherAlgorithm a : {GatherAlgorithm::oft, GatherAlgorithm::sbt}) {
         const auto s = gather_schedule(a, part);
@@ -183,11 +194,13 @@ TEST(Schedules, EveryPixelIsDeliveredOnceAndEverySendIsMatched) {
               in[std::size_t(op.peer)] += op.bytes;
             }
         EXPECT_DOUBLE_EQ(in[0], 4.0 * (101.0 * (67 + P)) - tile_bytes(part, 0));
-        for (int r = 1; r < P; ++r) EXPECT_DOUBLE_EQ(out[std::size_t(r)] - in[std::size_t(r)], tile_bytes(part, r)) << r;
+        for (int r = 1; r < P; ++r)
+          EXPECT_DOUBLE_EQ(out[std::size_t(r)] - in[std::size_t(r)], tile_bytes(part, r)) << r;
       }
       // Every schedule runs to the end (a missing match would throw as a deadlock).
       const auto m = make_model(ModelKind::p3pc, machine(layered_table()));
-      for (ExchangeAlgorithm e : kExchangeAlgorithms) EXPECT_NO_THROW(simulate(exchange_schedule(e, part, {1, 1}), *m, {}));
+      for (ExchangeAlgorithm e : kExchangeAlgorithms)
+        EXPECT_NO_THROW(simulate(exchange_schedule(e, part, {1, 1}), *m, {}));
       EXPECT_NO_THROW(simulate(scatter_schedule(ScatterAlgorithm::bcast, part), *m, {}));
     }
 }

@@ -29,12 +29,14 @@ Level level_of(perfdb::Level l) { return l == perfdb::Level::intra ? Level::intr
 // (100 blocks, default stride; 1 block for contiguous sides) when measured, else all.
 bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vector<std::string>& notes) {
   std::map<std::pair<int, int>, std::vector<const perfdb::P3pcSample*>> by_curve;  // (level, path*4+layout)
-  for (const auto& s : run.p3pc) by_curve[{int(level_of(s.level)), int(s.path) * 4 + int(s.layout)}].push_back(&s);
+  for (const auto& s : run.p3pc)
+    by_curve[{int(level_of(s.level)), int(s.path) * 4 + int(s.layout)}].push_back(&s);
   std::size_t skipped = 0;
   for (auto& [key, samples] : by_curve) {
     auto paper_shape = [](const perfdb::P3pcSample* s) {
       const bool contiguous = s->layout == Layout::cc;
-      return contiguous ? s->blocks <= 1 || s->block_stride_bytes == 0 : s->blocks == 100 && s->block_stride_bytes == 0;
+      return contiguous ? s->blocks <= 1 || s->block_stride_bytes == 0
+                        : s->blocks == 100 && s->block_stride_bytes == 0;
     };
     const bool have_paper = std::any_of(samples.begin(), samples.end(), paper_shape);
     std::vector<std::pair<double, double>> pts;
@@ -65,9 +67,12 @@ void fill_log3p(scheduler::MachineParams& m, const perfdb::RunData& run) {
   for (auto& [key, v] : pts) {
     auto& lv = m.log3p[std::size_t(key.first)];
     PiecewiseLinear f(std::move(v));
-    if (key.second == "o_mw") lv.o_mw = f;
-    else if (key.second == "l_mw") lv.l_mw = f;
-    else lv.o_net = f;
+    if (key.second == "o_mw")
+      lv.o_mw = f;
+    else if (key.second == "l_mw")
+      lv.l_mw = f;
+    else
+      lv.o_net = f;
   }
   for (auto& lv : m.log3p)
     if (lv.o_mw.empty()) lv = {};  // without the overhead the rest is unusable: derive instead
@@ -126,7 +131,8 @@ scheduler::MachineParams bundled_default_machine() {
   return m;
 }
 
-LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const std::optional<std::string>& machine) {
+LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
+                           const std::optional<std::string>& machine) {
   const std::string host = perfdb::local_machine().name;
   const std::string name = machine && !machine->empty() ? *machine : host;
   const bool this_host = name == host;
@@ -159,10 +165,14 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
     // benchmark's own ranks per node only says how the measurement job was laid out);
     // with nothing known, a table of inter-node pairs only means one rank per node.
     const auto& rec = found->machine;
-    if (rec.nodes == 1 || !inter) m.placement.ranks_per_node = 0;
-    else if (rec.cores > 0) m.placement.ranks_per_node = rec.cores;
-    else if (intra && rec.ranks_per_node > 0) m.placement.ranks_per_node = rec.ranks_per_node;
-    else m.placement.ranks_per_node = 1;
+    if (rec.nodes == 1 || !inter)
+      m.placement.ranks_per_node = 0;
+    else if (rec.cores > 0)
+      m.placement.ranks_per_node = rec.cores;
+    else if (intra && rec.ranks_per_node > 0)
+      m.placement.ranks_per_node = rec.ranks_per_node;
+    else
+      m.placement.ranks_per_node = 1;
     m.placement.cores_per_node = std::max(0, found->machine.cores);
     out.origin = describe_run(db, found->comm->run);
     for (Level lv : {Level::intra, Level::inter})
@@ -178,8 +188,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
     out.params = bundled_default_machine();
     out.bundled_default = true;
     out.origin = "bundled default (P-3PC paper Table 1, DAS cluster 2001) — a placeholder, not this machine";
-    out.notes.push_back("no perfdb entry for this machine (" + name + (db_problem.empty() ? "" : "; " + db_problem) +
-                        "); using bundled default P-3PC table (paper's DAS numbers); run tessera-bench to measure this machine");
+    out.notes.push_back("no perfdb entry for this machine (" + name +
+                        (db_problem.empty() ? "" : "; " + db_problem) +
+                        "); using bundled default P-3PC table (paper's DAS numbers); run tessera-bench to "
+                        "measure this machine");
   }
 
   if (found && found->compute) {
@@ -190,13 +202,14 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
     if (auto local = find_in_store(*store, host); local && local->compute) {
       out.params.compute = compute_of(*local->compute);
       out.compute_source = "borrowed from this machine (" + host + ")";
-      out.notes.push_back("machine '" + name + "' has no compute measurements; compute priced with this machine's (" +
-                          host + ")");
+      out.notes.push_back("machine '" + name +
+                          "' has no compute measurements; compute priced with this machine's (" + host + ")");
     }
   }
   if (out.params.compute.empty()) {
     out.compute_source = "unpriced";
-    out.notes.push_back("no compute measurements: compute is unpriced (0); the plan weighs communication only");
+    out.notes.push_back(
+        "no compute measurements: compute is unpriced (0); the plan weighs communication only");
   }
   return out;
 }
@@ -204,8 +217,8 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path, const 
 PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
   validate(request.options);
   if (request.width < 1 || request.height < 1)
-    throw InvalidArgument("image size " + std::to_string(request.width) + "x" + std::to_string(request.height) +
-                          " must be at least 1x1");
+    throw InvalidArgument("image size " + std::to_string(request.width) + "x" +
+                          std::to_string(request.height) + " must be at least 1x1");
   scheduler::SearchRequest sr;
   sr.pipeline = describe_pipeline(request.width, request.height, request.options);
   if (request.procs) {
@@ -237,8 +250,8 @@ PlanResult plan_for(const PlanRequest& request) {
 std::string summary(const PlanResult& r) {
   const auto& c = r.search.chosen();
   char buf[128];
-  std::snprintf(buf, sizeof buf, " (%s, predicted %.1f us)", std::string(scheduler::to_string(r.search.model)).c_str(),
-                c.predicted.total);
+  std::snprintf(buf, sizeof buf, " (%s, predicted %.1f us)",
+                std::string(scheduler::to_string(r.search.model)).c_str(), c.predicted.total);
   return "plan " + describe(r.plan) + buf;
 }
 

@@ -82,6 +82,7 @@ double fig6_sbt_scatter(const CostModel& model, int imw, int imh, Grid grid, Lev
 double fig6_sbt_gather(const CostModel& model, int imw, int imh, Grid grid, Level level = Level::inter);
 /// timeBorderExchange: 2 F_nn(bw * tile_h) + 2 F_cc((tile_w + 2 bw) * bh), bw = halo.x,
 /// bh = halo.y (the paper's form: it assumes neighbours on both axes).
-double fig6_border_exchange(const CostModel& model, int tile_w, int tile_h, Halo halo, Level level = Level::inter);
+double fig6_border_exchange(const CostModel& model, int tile_w, int tile_h, Halo halo,
+                            Level level = Level::inter);
 
 }  // namespace tessera::scheduler

@@ -134,8 +134,8 @@ struct Placement {
 /// Everything the models know about one machine.
 struct MachineParams {
   std::string name;
-  std::array<P3pcTable, 2> p3pc;      ///< index: Level
-  std::array<Log3pLevel, 2> log3p;    ///< index: Level
+  std::array<P3pcTable, 2> p3pc;                 ///< index: Level
+  std::array<Log3pLevel, 2> log3p;               ///< index: Level
   std::array<std::vector<LoggpRange>, 2> loggp;  ///< index: Level, sorted by min_bytes
   LogpcParams logpc;
   ComputeTable compute;

@@ -22,12 +22,12 @@ ModelKind parse_model(std::string_view name);
 
 /// One message to price.
 struct Message {
-  Path path = Path::full;     ///< which P-3PC path: sender busy, receiver busy, end to end
-  Layout layout = Layout::cc; ///< sender then receiver contiguity
-  double bytes = 0;           ///< payload, bytes (>= 0)
-  Level level = Level::inter; ///< intra- or inter-node pair
-  int concurrent = 1;         ///< ranks injecting messages at the same time (LoGPC)
-  int procs = 1;              ///< ranks in the run (LoGPC distance when not given)
+  Path path = Path::full;      ///< which P-3PC path: sender busy, receiver busy, end to end
+  Layout layout = Layout::cc;  ///< sender then receiver contiguity
+  double bytes = 0;            ///< payload, bytes (>= 0)
+  Level level = Level::inter;  ///< intra- or inter-node pair
+  int concurrent = 1;          ///< ranks injecting messages at the same time (LoGPC)
+  int procs = 1;               ///< ranks in the run (LoGPC distance when not given)
 };
 
 /// Prices point-to-point messages. Implementations are immutable after construction

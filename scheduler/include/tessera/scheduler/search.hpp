@@ -2,10 +2,9 @@
 // The decomposition search: every P, every grid X*Y = P, every scatter / gather /
 // exchange algorithm, priced with one model; plus the plan JSON and table. Pure.
 #include <cstddef>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "tessera/gaussian.hpp"
 #include "tessera/plan.hpp"

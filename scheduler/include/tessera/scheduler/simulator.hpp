@@ -54,9 +54,9 @@ struct SimOptions {
 };
 
 struct SimResult {
-  double makespan_us = 0;           ///< latest finish over ranks
-  std::vector<double> finish_us;    ///< per rank
-  std::size_t events = 0;           ///< operations executed
+  double makespan_us = 0;               ///< latest finish over ranks
+  std::vector<double> finish_us;        ///< per rank
+  std::size_t events = 0;               ///< operations executed
   std::vector<TimelineEntry> timeline;  ///< in start order, if recorded
 };
 

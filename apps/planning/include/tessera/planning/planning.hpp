@@ -17,7 +17,7 @@ namespace tessera::planning {
 /// A machine's parameters and where they came from.
 struct LoadedMachine {
   scheduler::MachineParams params;
-  std::string origin;          ///< e.g. "perfdb /path run 7 (tessera-bench, 2026-...)"
+  std::string origin;            ///< e.g. "perfdb /path run 7 (tessera-bench, 2026-...)"
   bool bundled_default = false;  ///< no perfdb entry: the bundled placeholder table
   /// "measured", "borrowed from this machine (NAME)" or "unpriced".
   std::string compute_source = "unpriced";
@@ -31,7 +31,8 @@ struct LoadedMachine {
 /// is missing or unreadable): for this host, the bundled default with a note saying so
 /// and suggesting tessera-bench; for another named machine, throws InvalidArgument.
 /// A machine without compute costs borrows this host's when it has some (noted).
-LoadedMachine load_machine(const std::optional<std::string>& perfdb, const std::optional<std::string>& machine);
+LoadedMachine load_machine(const std::optional<std::string>& perfdb,
+                           const std::optional<std::string>& machine);
 
 /// The bundled default machine (P-3PC paper Table 1, DAS; one rank per node).
 scheduler::MachineParams bundled_default_machine();
@@ -40,23 +41,23 @@ const std::string& bundled_default_csv();
 
 /// What to plan.
 struct PlanRequest {
-  int width = 0, height = 0;    ///< image size, pixels
-  GaussianOptions options;      ///< sigma (and kernel override) of the derivative pipeline
-  std::optional<int> procs;     ///< exactly this many ranks ...
-  int max_procs = 1;            ///< ... else every P in 1..max_procs
-  std::string model = "p3pc";   ///< SPEC model name
+  int width = 0, height = 0;           ///< image size, pixels
+  GaussianOptions options;             ///< sigma (and kernel override) of the derivative pipeline
+  std::optional<int> procs;            ///< exactly this many ranks ...
+  int max_procs = 1;                   ///< ... else every P in 1..max_procs
+  std::string model = "p3pc";          ///< SPEC model name
   std::optional<std::string> perfdb;   ///< --perfdb (empty: default path)
   std::optional<std::string> machine;  ///< --machine (empty: this host)
-  bool keep_all = true;         ///< rank every candidate (off: best per grid only)
+  bool keep_all = true;                ///< rank every candidate (off: best per grid only)
 };
 
 /// The plan and everything said about it.
 struct PlanResult {
-  Plan plan;                        ///< the chosen plan
-  scheduler::SearchResult search;   ///< ranking (best first), exclusions
-  std::string machine;              ///< machine name planned for
-  LoadedMachine source;             ///< parameters and their origin
-  std::vector<std::string> notes;   ///< load notes plus compute / pricing remarks
+  Plan plan;                       ///< the chosen plan
+  scheduler::SearchResult search;  ///< ranking (best first), exclusions
+  std::string machine;             ///< machine name planned for
+  LoadedMachine source;            ///< parameters and their origin
+  std::vector<std::string> notes;  ///< load notes plus compute / pricing remarks
 };
 
 /// Loads the machine, describes the pipeline with tessera::describe_pipeline and runs
