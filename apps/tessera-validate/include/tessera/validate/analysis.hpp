@@ -1,0 +1,141 @@
+#pragma once
+// What tessera-validate computes from its measurements: scenarios, timing statistics,
+// prediction errors, decisions and their regret, the naive baseline. Pure: no MPI.
+#include <array>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tessera/partition.hpp"
+#include "tessera/plan.hpp"
+
+namespace tessera::validation {
+
+/// One experiment: a random width x height image, Gaussian scale sigma, `procs` ranks.
+struct Scenario {
+  int width = 0, height = 0;
+  double sigma = 1.0;
+  int procs = 1;
+  friend bool operator==(const Scenario&, const Scenario&) = default;
+};
+/// "512x512 sigma=1 P=2". Local.
+std::string to_string(const Scenario& s);
+/// {"width", "height", "sigma", "procs"}. Local.
+nlohmann::json to_json(const Scenario& s);
+
+/// The scenario list. quick: 512x512 with sigma 1 and 3 at P = ranks. Default: 512, 1024
+/// and 2048 square with sigma 1, 3, 5 at every P in {2, 4, ranks} that is <= ranks
+/// (P = 1 is never validated: it has no communication). `procs`, if not empty, replaces
+/// the P list (values above `ranks` are dropped). Local.
+std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs = {});
+
+/// Median and quartiles of repeated timings (µs).
+struct Spread {
+  double median = 0, q1 = 0, q3 = 0;
+  int samples = 0;
+};
+/// Quantile q in [0, 1] with linear interpolation between order statistics (R type 7).
+/// Throws InvalidArgument on an empty vector or q outside [0, 1].
+double quantile(std::vector<double> values, double q);
+/// Median, q1 (0.25) and q3 (0.75) of `samples`; throws InvalidArgument when empty.
+Spread summarize(const std::vector<double>& samples);
+
+/// Phases validated; `total` is the whole pipeline end to end.
+enum class Phase { scatter, exchange, compute, gather, total };
+inline constexpr std::array kPhases{Phase::scatter, Phase::exchange, Phase::compute, Phase::gather,
+                                    Phase::total};
+std::string_view to_string(Phase p);
+
+/// One measured thing: a phase of one grid with one algorithm (only the grid and the
+/// phase's algorithm of `plan` matter; compute depends on the grid alone), or the whole
+/// pipeline of `plan`. Times in µs, already multiplied by how often the pipeline runs
+/// the phase (as the scheduler's PhaseTimes count them).
+struct Observation {
+  int scenario = 0;  ///< index into the scenario list
+  Phase phase = Phase::total;
+  Plan plan;
+  Spread measured;
+  std::map<std::string, double> predicted;  ///< model name -> µs (models that priced it)
+};
+/// "1x2 sbt" for a phase (grid and the phase's algorithm), "1x2" for compute, the plan
+/// description for total. Local.
+std::string label(const Observation& o);
+
+/// |predicted - measured| / measured; throws InvalidArgument if measured <= 0.
+double abs_rel_error(double predicted, double measured);
+
+/// Median and 90th percentile of absolute relative errors over `count` observations.
+struct ErrorStats {
+  int count = 0;
+  double median = 0, p90 = 0;
+};
+/// Statistics of `errors` (count 0 and zeros when empty).
+ErrorStats error_stats(const std::vector<double>& errors);
+
+/// The phases whose errors make a model's overall figure: communication and the whole
+/// pipeline. Compute is priced the same way by every model, so it is reported per phase
+/// only.
+bool counts_overall(Phase p);
+
+/// Accuracy of one model: per phase name and "all" (see counts_overall).
+using Accuracy = std::map<std::string, ErrorStats>;
+/// Accuracy of `model` over the observations it predicted.
+Accuracy accuracy(const std::vector<Observation>& observations, const std::string& model);
+
+/// The plan a chooser (a model or the baseline) picked for a scenario and how it fared.
+struct Decision {
+  int scenario = 0;
+  std::string chooser;  ///< model name or "baseline"
+  Plan chosen;
+  double chosen_us = 0;  ///< measured median of the chosen plan
+  Plan best;             ///< best measured plan
+  double best_us = 0;
+  double regret = 1;  ///< chosen_us / best_us
+};
+/// The decision for `chosen` among the scenario's end-to-end observations (phase total).
+/// Throws InvalidArgument if the scenario has no total observation of `chosen`.
+Decision decide(const std::vector<Observation>& observations, int scenario, const std::string& chooser,
+                const Plan& chosen);
+
+/// Mean and maximum regret of one chooser over its decisions.
+struct RegretStats {
+  int count = 0;
+  double mean = 0, max = 0;
+};
+RegretStats regret_stats(const std::vector<Decision>& decisions, const std::string& chooser);
+
+/// The two dimensions the MPI standard asks MPI_Dims_create(procs, 2) for: as close to
+/// each other as possible, non-increasing. Throws InvalidArgument if procs < 1.
+std::array<int, 2> balanced_dims(int procs);
+/// The grid of a row-major Cartesian communicator with dims {dims[0], dims[1]}: rank r
+/// has coordinates (r / dims[1], r % dims[1]), so dims[1] runs along the width (X) and
+/// dims[0] along the height (Y).
+Grid grid_from_dims(std::array<int, 2> dims);
+/// The naive baseline: that grid, MPI_Scatterv / MPI_Gatherv and the paper's 4-step
+/// exchange.
+Plan baseline_plan(Grid grid);
+
+/// Every plan over `grids` (all scatter, gather and exchange algorithms).
+std::vector<Plan> all_plans(const std::vector<Grid>& grids);
+
+/// The measured phases of a scenario added up as the pipeline runs them: the phase
+/// observations of plan's grid and algorithms (scatter + exchange + compute + gather).
+/// Returns a negative value if one of them was not measured.
+double composed_measurement(const std::vector<Observation>& observations, int scenario, const Plan& plan);
+
+/// Plans to run end to end: `required` (in order, without duplicates), then the `extra`
+/// best of `candidates` by composed_measurement that are not already there.
+std::vector<Plan> select_end_to_end(const std::vector<Observation>& observations, int scenario,
+                                    const std::vector<Plan>& candidates, std::vector<Plan> required,
+                                    int extra);
+
+/// The summary tessera-validate --json prints: {"models": {name: {"median_abs_rel_error",
+/// "p90_abs_rel_error", "mean_regret", "max_regret", "observations", "phases": {...}}},
+/// "baseline": {"mean_regret", "max_regret"}}; `models` in the order to list them.
+nlohmann::json summary_json(const std::vector<Observation>& observations,
+                            const std::vector<Decision>& decisions, const std::vector<std::string>& models);
+
+}  // namespace tessera::validation

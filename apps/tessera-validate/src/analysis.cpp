@@ -1,0 +1,248 @@
+#include "tessera/validate/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/error.hpp"
+#include "tessera/names.hpp"
+
+namespace tessera::validation {
+
+std::string to_string(const Scenario& s) {
+  std::ostringstream out;
+  out << s.width << "x" << s.height << " sigma=" << s.sigma << " P=" << s.procs;
+  return out.str();
+}
+
+nlohmann::json to_json(const Scenario& s) {
+  return {{"width", s.width}, {"height", s.height}, {"sigma", s.sigma}, {"procs", s.procs}};
+}
+
+std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs) {
+  std::vector<int> ps;
+  if (!procs.empty()) {
+    ps = procs;
+  } else if (quick) {
+    ps = {ranks};
+  } else {
+    ps = {2, 4, ranks};
+  }
+  std::sort(ps.begin(), ps.end());
+  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  std::erase_if(ps, [&](int p) { return p < 2 || p > ranks; });
+  const std::vector<int> sizes = quick ? std::vector<int>{512} : std::vector<int>{512, 1024, 2048};
+  const std::vector<double> sigmas = quick ? std::vector<double>{1, 3} : std::vector<double>{1, 3, 5};
+  std::vector<Scenario> out;
+  for (int p : ps)
+    for (int n : sizes)
+      for (double s : sigmas) out.push_back({n, n, s, p});
+  return out;
+}
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) throw InvalidArgument("quantile of no values");
+  if (!(q >= 0 && q <= 1)) throw InvalidArgument("quantile outside [0, 1]");
+  std::sort(values.begin(), values.end());
+  const double h = q * double(values.size() - 1);
+  const std::size_t lo = std::size_t(std::floor(h));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (h - double(lo)) * (values[hi] - values[lo]);
+}
+
+Spread summarize(const std::vector<double>& samples) {
+  if (samples.empty()) throw InvalidArgument("no samples to summarize");
+  return {quantile(samples, 0.5), quantile(samples, 0.25), quantile(samples, 0.75), int(samples.size())};
+}
+
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::scatter: return "scatter";
+    case Phase::exchange: return "exchange";
+    case Phase::compute: return "compute";
+    case Phase::gather: return "gather";
+    case Phase::total: return "total";
+  }
+  return "?";
+}
+
+std::string label(const Observation& o) {
+  const std::string grid = tessera::to_string(o.plan.grid);
+  switch (o.phase) {
+    case Phase::scatter: return grid + " " + std::string(tessera::to_string(o.plan.scatter));
+    case Phase::exchange: return grid + " " + std::string(tessera::to_string(o.plan.exchange));
+    case Phase::gather: return grid + " " + std::string(tessera::to_string(o.plan.gather));
+    case Phase::compute: return grid;
+    case Phase::total: return describe(o.plan);
+  }
+  return grid;
+}
+
+double abs_rel_error(double predicted, double measured) {
+  if (!(measured > 0)) throw InvalidArgument("relative error against a non-positive measurement");
+  return std::abs(predicted - measured) / measured;
+}
+
+ErrorStats error_stats(const std::vector<double>& errors) {
+  if (errors.empty()) return {};
+  return {int(errors.size()), quantile(errors, 0.5), quantile(errors, 0.9)};
+}
+
+bool counts_overall(Phase p) { return p != Phase::compute; }
+
+Accuracy accuracy(const std::vector<Observation>& observations, const std::string& model) {
+  std::map<std::string, std::vector<double>> errors;
+  for (const auto& o : observations) {
+    const auto it = o.predicted.find(model);
+    if (it == o.predicted.end() || !(o.measured.median > 0)) continue;
+    const double e = abs_rel_error(it->second, o.measured.median);
+    errors[std::string(to_string(o.phase))].push_back(e);
+    if (counts_overall(o.phase)) errors["all"].push_back(e);
+  }
+  Accuracy out;
+  for (const auto& [phase, list] : errors) out[phase] = error_stats(list);
+  if (!out.count("all")) out["all"] = {};
+  return out;
+}
+
+Decision decide(const std::vector<Observation>& observations, int scenario, const std::string& chooser,
+                const Plan& chosen) {
+  Decision d;
+  d.scenario = scenario;
+  d.chooser = chooser;
+  d.chosen = chosen;
+  d.chosen_us = -1;
+  d.best_us = std::numeric_limits<double>::infinity();
+  for (const auto& o : observations) {
+    if (o.scenario != scenario || o.phase != Phase::total) continue;
+    if (o.plan == chosen) d.chosen_us = o.measured.median;
+    if (o.measured.median < d.best_us) {
+      d.best_us = o.measured.median;
+      d.best = o.plan;
+    }
+  }
+  if (d.chosen_us < 0)
+    throw InvalidArgument("plan " + describe(chosen) + " chosen by " + chooser + " was not measured end to end");
+  d.regret = d.best_us > 0 ? d.chosen_us / d.best_us : 1.0;
+  return d;
+}
+
+RegretStats regret_stats(const std::vector<Decision>& decisions, const std::string& chooser) {
+  RegretStats r;
+  double sum = 0;
+  for (const auto& d : decisions) {
+    if (d.chooser != chooser) continue;
+    ++r.count;
+    sum += d.regret;
+    r.max = std::max(r.max, d.regret);
+  }
+  if (r.count) r.mean = sum / r.count;
+  return r;
+}
+
+std::array<int, 2> balanced_dims(int procs) {
+  if (procs < 1) throw InvalidArgument("balanced_dims needs procs >= 1");
+  int small = 1;
+  for (int d = 1; d * d <= procs; ++d)
+    if (procs % d == 0) small = d;
+  return {procs / small, small};
+}
+
+Grid grid_from_dims(std::array<int, 2> dims) { return Grid{dims[1], dims[0]}; }
+
+Plan baseline_plan(Grid grid) {
+  return Plan{grid, ScatterAlgorithm::mpi, GatherAlgorithm::mpi, ExchangeAlgorithm::four_step};
+}
+
+std::vector<Plan> all_plans(const std::vector<Grid>& grids) {
+  std::vector<Plan> out;
+  for (const Grid& g : grids)
+    for (auto s : kScatterAlgorithms)
+      for (auto ga : kGatherAlgorithms)
+        for (auto e : kExchangeAlgorithms) out.push_back(Plan{g, s, ga, e});
+  return out;
+}
+
+double composed_measurement(const std::vector<Observation>& observations, int scenario, const Plan& plan) {
+  double parts[4] = {-1, -1, -1, -1};
+  for (const auto& o : observations) {
+    if (o.scenario != scenario || o.plan.grid != plan.grid) continue;
+    switch (o.phase) {
+      case Phase::scatter:
+        if (o.plan.scatter == plan.scatter) parts[0] = o.measured.median;
+        break;
+      case Phase::exchange:
+        if (o.plan.exchange == plan.exchange) parts[1] = o.measured.median;
+        break;
+      case Phase::compute: parts[2] = o.measured.median; break;
+      case Phase::gather:
+        if (o.plan.gather == plan.gather) parts[3] = o.measured.median;
+        break;
+      case Phase::total: break;
+    }
+  }
+  double sum = 0;
+  for (double p : parts) {
+    if (p < 0) return -1;
+    sum += p;
+  }
+  return sum;
+}
+
+std::vector<Plan> select_end_to_end(const std::vector<Observation>& observations, int scenario,
+                                    const std::vector<Plan>& candidates, std::vector<Plan> required,
+                                    int extra) {
+  std::vector<Plan> out;
+  auto add = [&](const Plan& p) {
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  for (const auto& p : required) add(p);
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const double t = composed_measurement(observations, scenario, candidates[i]);
+    if (t >= 0) ranked.emplace_back(t, i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  int added = 0;
+  for (const auto& [t, i] : ranked) {
+    if (added >= extra) break;
+    if (std::find(out.begin(), out.end(), candidates[i]) != out.end()) continue;
+    out.push_back(candidates[i]);
+    ++added;
+  }
+  return out;
+}
+
+nlohmann::json summary_json(const std::vector<Observation>& observations, const std::vector<Decision>& decisions,
+                            const std::vector<std::string>& models) {
+  nlohmann::json j;
+  j["models"] = nlohmann::json::object();
+  for (const auto& m : models) {
+    const Accuracy a = accuracy(observations, m);
+    const RegretStats r = regret_stats(decisions, m);
+    nlohmann::json jm;
+    jm["median_abs_rel_error"] = a.at("all").median;
+    jm["p90_abs_rel_error"] = a.at("all").p90;
+    jm["observations"] = a.at("all").count;
+    jm["mean_regret"] = r.mean;
+    jm["max_regret"] = r.max;
+    jm["scenarios"] = r.count;
+    nlohmann::json phases = nlohmann::json::object();
+    for (const auto& [phase, s] : a) {
+      if (phase == "all") continue;
+      phases[phase] = {{"median_abs_rel_error", s.median}, {"p90_abs_rel_error", s.p90}, {"observations", s.count}};
+    }
+    jm["phases"] = phases;
+    j["models"][m] = jm;
+  }
+  const RegretStats b = regret_stats(decisions, "baseline");
+  j["baseline"] = {{"mean_regret", b.mean}, {"max_regret", b.max}, {"scenarios", b.count}};
+  return j;
+}
+
+}  // namespace tessera::validation

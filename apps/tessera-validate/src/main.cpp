@@ -1,0 +1,440 @@
+// tessera-validate: runs every candidate decomposition for real and compares the
+// measured phases and end-to-end times with each model's prediction (P-3PC paper
+// Figs. 9-11, log3P paper Figs. 10-11), then tells how good each model's choice was.
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "measure.hpp"
+#include "tessera/error.hpp"
+#include "tessera/perfdb/store.hpp"
+#include "tessera/planning/planning.hpp"
+#include "tessera/scheduler/model.hpp"
+#include "tessera/session.hpp"
+#include "tessera/validate/analysis.hpp"
+#include "tessera/validate/report.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using namespace tessera;
+using namespace tessera::validation;
+
+namespace {
+
+struct Options {
+  bool help = false, version = false, quick = false, json = false, no_perfdb = false;
+  fs::path output = "validate-out";
+  std::string models = "all", procs;
+  std::optional<std::string> perfdb, machine;
+  int repeats = 0, warmup = 1, extra = 6;
+};
+
+po::options_description describe_options(Options& o) {
+  po::options_description d(
+      "tessera-validate: measures every candidate decomposition on this machine and compares it with\n"
+      "each cost model's prediction (accuracy per phase, regret of each model's choice).\n\n"
+      "Usage: mpirun -n P tessera-validate [--quick] [--json] [--output DIR]\n\nOptions");
+  d.add_options()
+      ("help,h", po::bool_switch(&o.help), "show this help and exit")
+      ("version", po::bool_switch(&o.version), "show the version and exit")
+      ("quick", po::bool_switch(&o.quick), "small scenario list: 512x512, sigma 1 and 3, P = ranks started")
+      ("json", po::bool_switch(&o.json), "print only the summary JSON on stdout")
+      ("output,o", po::value<fs::path>(&o.output)->default_value(o.output), "directory for charts, CSV and index.md")
+      ("models", po::value<std::string>(&o.models)->default_value(o.models),
+       "comma-separated models to validate (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc) or all")
+      ("procs", po::value<std::string>(&o.procs), "comma-separated P to validate (default: ranks started; without\n"
+                                                   "--quick also 2 and 4 when started with enough ranks)")
+      ("perfdb", po::value<std::string>(), "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")
+      ("machine", po::value<std::string>(), "machine in the database to predict for (default: this host)")
+      ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 9 with --quick, else 15)")
+      ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "untimed rounds first")
+      ("extra", po::value<int>(&o.extra)->default_value(o.extra),
+       "plans run end to end besides the models' and the baseline's choices: the best by their\n"
+       "measured phases added up")
+      ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
+  return d;
+}
+
+std::vector<std::string> parse_models(const std::string& text) {
+  std::vector<std::string> out;
+  if (text == "all") {
+    for (auto k : scheduler::kModelKinds) out.emplace_back(scheduler::to_string(k));
+    return out;
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.emplace_back(scheduler::to_string(scheduler::parse_model(item)));
+  if (out.empty()) throw InvalidArgument("--models lists no model");
+  return out;
+}
+
+std::vector<int> parse_procs(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    std::size_t used = 0;
+    int p = 0;
+    try {
+      p = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || p < 2) throw InvalidArgument("bad --procs value '" + item + "' (integers >= 2)");
+    out.push_back(p);
+  }
+  return out;
+}
+
+void progress(const std::string& line) { std::cerr << "tessera-validate: " << line << std::endl; }
+
+// Grids a scenario can run (tiles at least as large as the halo).
+std::vector<Grid> feasible_grids(const Scenario& s) {
+  GaussianOptions options;
+  options.sigma = s.sigma;
+  const Halo halo = halo_for(options);
+  std::vector<Grid> out;
+  for (const Grid& g : grids_for(s.procs))
+    if (infeasibility(Partition(s.width, s.height, g), halo).empty()) out.push_back(g);
+  return out;
+}
+
+Image random_image(int width, int height) {
+  Image image(width, height);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  float* p = image.data();
+  for (std::size_t i = 0, n = std::size_t(width) * std::size_t(height); i < n; ++i) p[i] = u(rng);
+  return image;
+}
+
+std::string join_plans(const std::vector<Plan>& plans) {
+  std::string out;
+  for (const auto& p : plans) out += describe(p) + "\n";
+  return out;
+}
+
+std::vector<Plan> split_plans(const std::string& text) {
+  std::vector<Plan> out;
+  std::stringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(parse_plan(line));
+  return out;
+}
+
+// Predictions of one model for one scenario: every candidate of exactly P ranks.
+struct Prediction {
+  std::string model;
+  Plan chosen;
+  std::vector<scheduler::Candidate> ranking;
+};
+
+const scheduler::Candidate* find_candidate(const Prediction& p, const Observation& o) {
+  for (const auto& c : p.ranking) {
+    const Plan& q = c.plan;
+    if (q.grid != o.plan.grid) continue;
+    switch (o.phase) {
+      case Phase::scatter:
+        if (q.scatter == o.plan.scatter) return &c;
+        break;
+      case Phase::exchange:
+        if (q.exchange == o.plan.exchange) return &c;
+        break;
+      case Phase::gather:
+        if (q.gather == o.plan.gather) return &c;
+        break;
+      case Phase::compute: return &c;
+      case Phase::total:
+        if (q == o.plan) return &c;
+        break;
+    }
+  }
+  return nullptr;
+}
+
+void attach_predictions(std::vector<Observation>& observations, const std::vector<Prediction>& predictions) {
+  for (auto& o : observations)
+    for (const auto& p : predictions)
+      if (const auto* c = find_candidate(p, o)) {
+        const auto& t = c->predicted;
+        const double v = o.phase == Phase::scatter    ? t.scatter
+                         : o.phase == Phase::exchange ? t.exchange
+                         : o.phase == Phase::compute  ? t.compute
+                         : o.phase == Phase::gather   ? t.gather
+                                                      : t.total;
+        o.predicted[p.model] = v;
+      }
+}
+
+std::string fmt(double v, int precision = 3) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(precision) << v;
+  return out.str();
+}
+
+// The human summary: every model's figures beside p3pc's.
+std::string summary_table(const nlohmann::json& s, const std::vector<std::string>& models) {
+  std::ostringstream out;
+  out << std::left << std::setw(12) << "model" << std::right << std::setw(12) << "median err" << std::setw(12)
+      << "p90 err" << std::setw(13) << "mean regret" << std::setw(12) << "max regret" << "\n";
+  for (const auto& m : models) {
+    const auto& j = s["models"][m];
+    out << std::left << std::setw(12) << m << std::right << std::setw(11)
+        << fmt(100 * j["median_abs_rel_error"].get<double>(), 1) << "%" << std::setw(11)
+        << fmt(100 * j["p90_abs_rel_error"].get<double>(), 1) << "%" << std::setw(13)
+        << fmt(j["mean_regret"].get<double>()) << std::setw(12) << fmt(j["max_regret"].get<double>()) << "\n";
+  }
+  out << std::left << std::setw(12) << "baseline" << std::right << std::setw(12) << "" << std::setw(12) << ""
+      << std::setw(13) << fmt(s["baseline"]["mean_regret"].get<double>()) << std::setw(12)
+      << fmt(s["baseline"]["max_regret"].get<double>()) << "\n";
+  return out.str();
+}
+
+std::string file_name(const Scenario& s, Phase p) {
+  std::ostringstream out;
+  out << "phase-" << s.width << "x" << s.height << "-s" << s.sigma << "-p" << s.procs << "-" << to_string(p)
+      << ".svg";
+  return out.str();
+}
+
+struct Results {
+  std::vector<Scenario> scenarios;
+  std::vector<Observation> observations;
+  std::vector<Decision> decisions;
+  std::vector<std::string> models;  ///< models that priced something
+  std::vector<std::string> notes;
+};
+
+void write_outputs(const Options& o, const Results& r, const std::string& machine) {
+  std::error_code ec;
+  fs::create_directories(o.output, ec);
+  if (!fs::is_directory(o.output)) throw IoError("cannot create output directory '" + o.output.string() + "'");
+  std::vector<ChartLink> charts;
+  write_file(o.output / "errors.svg", to_svg(error_chart(r.observations, r.models)));
+  charts.push_back({"Error per model and phase", "errors.svg"});
+  write_file(o.output / "regret.svg", to_svg(regret_chart(r.scenarios, r.decisions, r.models)));
+  charts.push_back({"Regret per scenario", "regret.svg"});
+  for (std::size_t s = 0; s < r.scenarios.size(); ++s)
+    for (Phase p : kPhases) {
+      const std::string name = file_name(r.scenarios[s], p);
+      write_file(o.output / name, to_svg(phase_chart(r.scenarios, r.observations, int(s), p, r.models)));
+      charts.push_back({std::string(to_string(p)) + ", " + to_string(r.scenarios[s]), name});
+    }
+  const std::vector<std::string> csvs{"observations.csv", "accuracy.csv", "decisions.csv"};
+  write_file(o.output / csvs[0], observations_csv(r.scenarios, r.observations, r.models));
+  write_file(o.output / csvs[1], accuracy_csv(r.observations, r.models));
+  write_file(o.output / csvs[2], decisions_csv(r.scenarios, r.decisions));
+  write_file(o.output / "index.md",
+             index_markdown("tessera-validate: " + machine, r.notes, r.observations, r.decisions, r.models, charts,
+                            csvs));
+}
+
+void record_in_perfdb(const Options& o, const Results& r, const std::string& machine_name, int ranks) {
+  perfdb::Store store(perfdb::resolve_perfdb_path(o.perfdb));
+  perfdb::Machine m;
+  if (auto found = store.find_machine(machine_name)) {
+    m = *found;
+  } else {
+    m = perfdb::local_machine();
+    m.name = machine_name;
+    m = store.find_or_create_machine(m);
+  }
+  nlohmann::json config;
+  config["quick"] = o.quick;
+  config["ranks"] = ranks;
+  config["repeats"] = o.repeats;
+  config["warmup"] = o.warmup;
+  config["models"] = r.models;
+  config["scenarios"] = nlohmann::json::array();
+  for (const auto& s : r.scenarios) config["scenarios"].push_back(to_json(s));
+  const perfdb::Id run = store.begin_run(m.id, "tessera-validate", TESSERA_VERSION, config.dump());
+  std::vector<perfdb::ValidationRecord> rows;
+  for (const auto& ob : r.observations) {
+    nlohmann::json sc = to_json(r.scenarios.at(ob.scenario));
+    sc["grid"] = tessera::to_string(ob.plan.grid);
+    if (ob.phase == Phase::scatter || ob.phase == Phase::total) sc["scatter"] = tessera::to_string(ob.plan.scatter);
+    if (ob.phase == Phase::gather || ob.phase == Phase::total) sc["gather"] = tessera::to_string(ob.plan.gather);
+    if (ob.phase == Phase::exchange || ob.phase == Phase::total)
+      sc["exchange"] = tessera::to_string(ob.plan.exchange);
+    sc["samples"] = ob.measured.samples;
+    for (const auto& [model, predicted] : ob.predicted)
+      rows.push_back({sc.dump(), std::string(to_string(ob.phase)), model, predicted, ob.measured.median,
+                      ob.measured.q1, ob.measured.q3});
+  }
+  store.add_validation(run, rows);
+  store.finish_run(run);
+}
+
+int run(const Session& session, int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  Options o;
+  auto desc = describe_options(o);
+  std::vector<std::string> models;
+  std::vector<Scenario> scenarios;
+  session.agree([&] {
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+    if (o.help || o.version) return;
+    if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
+    if (vm.count("machine")) o.machine = vm["machine"].as<std::string>();
+    if (!vm.count("repeats")) o.repeats = o.quick ? 9 : 15;
+    if (o.repeats < 1) throw InvalidArgument("--repeats must be >= 1");
+    if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
+    if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
+    models = parse_models(o.models);
+    scenarios = scenarios_for(o.quick, session.size(), parse_procs(o.procs));
+    if (scenarios.empty())
+      throw InvalidArgument("nothing to validate with " + std::to_string(session.size()) +
+                            " rank(s): start at least 2 (mpirun -n 2) and give --procs values <= ranks");
+  });
+  if (o.help || o.version) {
+    if (session.is_root()) {
+      if (o.help) std::cout << desc << "\n";
+      else std::cout << "tessera-validate " << TESSERA_VERSION << "\n";
+    }
+    return 0;
+  }
+
+  Results r;
+  r.scenarios = scenarios;
+  planning::LoadedMachine loaded;
+  std::string machine_name;
+  std::vector<std::string> usable;  // models with parameters for this machine
+  session.agree([&] {
+    if (!session.is_root()) return;
+    loaded = planning::load_machine(o.perfdb, o.machine);
+    machine_name = o.machine ? *o.machine : perfdb::local_machine().name;
+    r.notes.push_back("parameters: " + loaded.origin + "; compute " + loaded.compute_source);
+    for (const auto& n : loaded.notes) r.notes.push_back(n);
+    if (loaded.bundled_default)
+      r.notes.push_back(
+          "WARNING: this host has no complete tessera-bench run, so every prediction uses the bundled DAS "
+          "table of 2001, not this machine. Measure it first: mpirun -n 2 build/bin/tessera-bench --quick");
+    for (const auto& m : models) {
+      try {
+        (void)scheduler::make_model(scheduler::parse_model(m), loaded.params);
+        usable.push_back(m);
+      } catch (const InvalidArgument& e) {
+        r.notes.push_back("model " + m + " skipped: " + e.what());
+      }
+    }
+    if (usable.empty()) throw InvalidArgument("no requested model has parameters for machine '" + machine_name + "'");
+    for (const auto& n : r.notes) progress("note: " + n);
+  });
+  r.models = usable;
+
+  for (std::size_t si = 0; si < scenarios.size(); ++si) {
+    const Scenario& sc = scenarios[si];
+    const int index = int(si);
+    const std::vector<Grid> grids = feasible_grids(sc);
+    std::vector<Prediction> predictions;
+    Image image;
+    session.agree([&] {
+      if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
+      if (!session.is_root()) return;
+      image = random_image(sc.width, sc.height);
+      for (const auto& m : usable) {
+        planning::PlanRequest req;
+        req.width = sc.width;
+        req.height = sc.height;
+        req.options.sigma = sc.sigma;
+        req.procs = sc.procs;
+        req.model = m;
+        req.keep_all = true;
+        auto result = planning::plan_for(req, loaded);
+        predictions.push_back({m, result.plan, std::move(result.search.ranking)});
+      }
+    });
+    if (session.is_root())
+      progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(scenarios.size()) + ": " + to_string(sc) +
+               ", " + std::to_string(grids.size()) + " grids");
+    const Repetition rep{o.warmup, o.repeats};
+    std::vector<Observation> phases;
+    session.agree([&] {
+      phases = measure_phases(session, image, sc, index, grids, rep, session.is_root() ? progress : Progress{});
+    });
+    // The end-to-end set: each model's choice, the baseline and the best by measured phases.
+    std::string plan_text;
+    const Plan baseline = baseline_plan(grid_from_dims(mpi_dims(sc.procs)));
+    session.agree([&] {
+      if (!session.is_root()) return;
+      if (grid_from_dims(mpi_dims(sc.procs)) != grid_from_dims(balanced_dims(sc.procs)))
+        r.notes.push_back("MPI_Dims_create(" + std::to_string(sc.procs) + ") differs from the balanced split");
+      std::vector<Plan> required;
+      for (const auto& p : predictions) required.push_back(p.chosen);
+      const auto feasible = std::find(grids.begin(), grids.end(), baseline.grid) != grids.end();
+      if (feasible) required.push_back(baseline);
+      else r.notes.push_back("baseline grid " + tessera::to_string(baseline.grid) + " infeasible for " + to_string(sc));
+      plan_text = join_plans(select_end_to_end(phases, index, all_plans(grids), required, o.extra));
+    });
+    const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
+    std::vector<Observation> totals;
+    session.agree([&] {
+      totals = measure_end_to_end(session, image, sc, index, plans, rep, session.is_root() ? progress : Progress{});
+    });
+    session.agree([&] {
+      if (!session.is_root()) return;
+      attach_predictions(phases, predictions);
+      attach_predictions(totals, predictions);
+      for (auto& ob : phases) r.observations.push_back(std::move(ob));
+      for (auto& ob : totals) r.observations.push_back(std::move(ob));
+      for (const auto& p : predictions) r.decisions.push_back(decide(r.observations, index, p.model, p.chosen));
+      if (std::find(plans.begin(), plans.end(), baseline) != plans.end())
+        r.decisions.push_back(decide(r.observations, index, "baseline", baseline));
+    });
+  }
+
+  session.agree([&] {
+    if (!session.is_root()) return;
+    nlohmann::json summary = summary_json(r.observations, r.decisions, r.models);
+    if (!o.no_perfdb) {
+      try {
+        record_in_perfdb(o, r, machine_name, session.size());
+      } catch (const Error& e) {
+        r.notes.push_back(std::string("validation run not stored in the perfdb: ") + e.what());
+        progress("warning: " + r.notes.back());
+      }
+    }
+    write_outputs(o, r, machine_name);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    summary["machine"] = machine_name;
+    summary["ranks"] = session.size();
+    summary["scenarios"] = nlohmann::json::array();
+    for (const auto& s : r.scenarios) summary["scenarios"].push_back(to_json(s));
+    summary["repeats"] = o.repeats;
+    summary["notes"] = r.notes;
+    summary["output"] = o.output.string();
+    summary["wall_seconds"] = wall;
+    progress("wrote " + (o.output / "index.md").string() + " in " + fmt(wall, 1) + " s");
+    std::cerr << summary_table(summary, r.models);
+    if (o.json) std::cout << summary.dump(2) << std::endl;
+    else std::cout << summary_table(summary, r.models);
+  });
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Session session(argc, argv);
+  try {
+    return run(session, argc, argv);
+  } catch (const std::exception& e) {
+    if (session.is_root()) std::cerr << "tessera-validate: error: " << e.what() << "\n";
+    return 1;
+  }
+}

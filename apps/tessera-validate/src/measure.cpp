@@ -1,0 +1,191 @@
+#include "measure.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "comm.hpp"
+#include "tessera/distributed.hpp"
+#include "tessera/pipeline.hpp"
+
+namespace tessera::validation {
+namespace {
+
+// One timed sample: barrier, run, local elapsed time; the maximum over the ranks on the
+// root, µs (the phase ends when its slowest rank is done).
+template <class F>
+double timed_us(const detail::Comm& comm, F&& op) {
+  detail::check(MPI_Barrier(comm.comm), "MPI_Barrier");
+  const double t0 = MPI_Wtime();
+  op();
+  const double local = MPI_Wtime() - t0;
+  double slowest = 0;
+  detail::check(MPI_Reduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm.comm), "MPI_Reduce");
+  return slowest * 1e6;
+}
+
+// What one grid needs between samples: a scattered tile with its halo filled, the output
+// views compute writes and gather reads (on the root, views into whole images, as the
+// pipeline does, so the root's own tile is not copied).
+struct GridState {
+  Partition partition{1, 1, Grid{1, 1}};
+  Tile tile;
+  std::vector<Image> whole, local;
+  std::vector<View> views;
+};
+
+struct Item {
+  Phase phase;
+  std::size_t grid;
+  Plan plan;
+};
+
+}  // namespace
+
+std::vector<Observation> measure_phases(const Session& session, const Image& image, const Scenario& scenario,
+                                        int scenario_index, const std::vector<Grid>& grids,
+                                        const Repetition& repetition, const Progress& progress) {
+  const detail::Comm& world = session.comm();
+  MPI_Comm sub = world.comm;
+  if (scenario.procs < world.size) {
+    detail::check(MPI_Comm_split(world.comm, world.rank < scenario.procs ? 0 : MPI_UNDEFINED, world.rank, &sub),
+                  "MPI_Comm_split");
+    if (sub == MPI_COMM_NULL) return {};
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  }
+  const detail::Comm comm(sub, sub != world.comm);
+  GaussianOptions options;
+  options.sigma = scenario.sigma;
+  const Halo halo = halo_for(options);
+  const int gathers = describe_pipeline(scenario.width, scenario.height, options).gathers;
+  const std::size_t n = options.derivatives.size();
+
+  std::vector<GridState> states(grids.size());
+  std::vector<Item> items;
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    GridState& s = states[g];
+    s.partition = Partition(scenario.width, scenario.height, grids[g]);
+    s.tile = scatter(comm, image, s.partition, halo, ScatterAlgorithm::sbt);
+    exchange_borders(comm, s.tile, ExchangeAlgorithm::nonblocking);
+    const Box& b = s.tile.box();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (comm.rank == 0) {
+        s.whole.emplace_back(scenario.width, scenario.height);
+        s.views.push_back(s.whole.back().view().sub(b.x0, b.y0, b.width, b.height));
+      } else {
+        s.local.emplace_back(b.width, b.height);
+        s.views.push_back(s.local.back().view());
+      }
+    }
+    compute_derivatives(s.tile.interior(), halo, options, s.views);
+    Plan p;
+    p.grid = grids[g];
+    for (auto a : kScatterAlgorithms) {
+      p.scatter = a;
+      items.push_back({Phase::scatter, g, p});
+    }
+    for (auto a : kExchangeAlgorithms) {
+      p.exchange = a;
+      items.push_back({Phase::exchange, g, p});
+    }
+    items.push_back({Phase::compute, g, p});
+    for (auto a : kGatherAlgorithms) {
+      p.gather = a;
+      items.push_back({Phase::gather, g, p});
+    }
+  }
+
+  std::vector<std::vector<double>> samples(items.size());
+  std::vector<std::size_t> order(items.size());
+  Image none;
+  for (int round = 0; round < repetition.warmup + repetition.repeats; ++round) {
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::mt19937 rng(unsigned(1000 * scenario_index + round));  // same order on every rank
+    std::shuffle(order.begin(), order.end(), rng);
+    for (std::size_t k : order) {
+      const Item& it = items[k];
+      GridState& s = states[it.grid];
+      double us = 0;
+      switch (it.phase) {
+        case Phase::scatter: {
+          Tile t;
+          us = timed_us(comm, [&] { t = scatter(comm, image, s.partition, halo, it.plan.scatter); });
+          break;
+        }
+        case Phase::exchange:
+          us = timed_us(comm, [&] { exchange_borders(comm, s.tile, it.plan.exchange); });
+          break;
+        case Phase::compute:
+          us = timed_us(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
+          break;
+        case Phase::gather:
+          us = timed_us(comm, [&] {
+            for (int i = 0; i < gathers; ++i)
+              gather_into(comm, s.views[std::size_t(i) % n], s.partition, it.plan.gather,
+                          comm.rank == 0 ? s.whole[std::size_t(i) % n] : none);
+          });
+          break;
+        case Phase::total: break;
+      }
+      if (round >= repetition.warmup) samples[k].push_back(us);
+    }
+    if (comm.rank == 0 && progress)
+      progress(to_string(scenario) + ": phases, round " + std::to_string(round + 1) + "/" +
+               std::to_string(repetition.warmup + repetition.repeats) +
+               (round < repetition.warmup ? " (warm-up)" : ""));
+  }
+  std::vector<Observation> out;
+  if (comm.rank != 0) return out;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    Observation o;
+    o.scenario = scenario_index;
+    o.phase = items[k].phase;
+    o.plan = items[k].plan;
+    o.measured = summarize(samples[k]);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::vector<Observation> measure_end_to_end(const Session& session, const Image& image, const Scenario& scenario,
+                                            int scenario_index, const std::vector<Plan>& plans,
+                                            const Repetition& repetition, const Progress& progress) {
+  GaussianOptions options;
+  options.sigma = scenario.sigma;
+  std::vector<std::vector<double>> samples(plans.size());
+  std::vector<std::size_t> order(plans.size());
+  for (int round = 0; round < repetition.warmup + repetition.repeats; ++round) {
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::mt19937 rng(unsigned(7919 * scenario_index + round));
+    std::shuffle(order.begin(), order.end(), rng);
+    for (std::size_t k : order) {
+      PhaseTimes t;
+      gaussian_derivatives(session, image, options, plans[k], &t);
+      if (round >= repetition.warmup) samples[k].push_back(t.total * 1e6);
+    }
+    if (session.is_root() && progress)
+      progress(to_string(scenario) + ": end to end (" + std::to_string(plans.size()) + " plans), round " +
+               std::to_string(round + 1) + "/" + std::to_string(repetition.warmup + repetition.repeats));
+  }
+  std::vector<Observation> out;
+  if (!session.is_root()) return out;
+  for (std::size_t k = 0; k < plans.size(); ++k) {
+    Observation o;
+    o.scenario = scenario_index;
+    o.phase = Phase::total;
+    o.plan = plans[k];
+    o.measured = summarize(samples[k]);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::array<int, 2> mpi_dims(int procs) {
+  int dims[2] = {0, 0};
+  detail::check(MPI_Dims_create(procs, 2, dims), "MPI_Dims_create");
+  return {dims[0], dims[1]};
+}
+
+}  // namespace tessera::validation

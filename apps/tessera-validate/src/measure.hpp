@@ -1,0 +1,48 @@
+#pragma once
+// The MPI half of tessera-validate: times each communication phase and the whole
+// pipeline on the ranks of a scenario. Everything else in the tool is pure.
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/gaussian.hpp"
+#include "tessera/image.hpp"
+#include "tessera/plan.hpp"
+#include "tessera/session.hpp"
+#include "tessera/validate/analysis.hpp"
+
+namespace tessera::validation {
+
+/// How to repeat: `warmup` untimed rounds, then `repeats` timed rounds; every round
+/// visits each item once in a fresh random order (the same on every rank), so slow
+/// drifts of a noisy machine hit every item alike.
+struct Repetition {
+  int warmup = 1;
+  int repeats = 9;
+};
+
+/// Progress lines (root only).
+using Progress = std::function<void(const std::string&)>;
+
+/// Times, on ranks 0..scenario.procs-1, for every grid: scatter with each algorithm,
+/// border exchange with each algorithm, compute_derivatives, and the pipeline's gathers
+/// (all of them, one per derivative) with each algorithm. Each sample starts after a
+/// barrier and is the maximum over the ranks (MPI_Reduce MAX). `image` is read on the
+/// root only. Returns the observations (no predictions) on the root, empty elsewhere.
+/// Collective over the session (ranks beyond procs take no part and return at once).
+std::vector<Observation> measure_phases(const Session& session, const Image& image, const Scenario& scenario,
+                                        int scenario_index, const std::vector<Grid>& grids,
+                                        const Repetition& repetition, const Progress& progress);
+
+/// Times tessera::gaussian_derivatives end to end for each plan (the pipeline's own
+/// barrier-separated timing, total on the root). Observations with phase total on the
+/// root, empty elsewhere. Collective over the session.
+std::vector<Observation> measure_end_to_end(const Session& session, const Image& image, const Scenario& scenario,
+                                            int scenario_index, const std::vector<Plan>& plans,
+                                            const Repetition& repetition, const Progress& progress);
+
+/// MPI_Dims_create(procs, 2) (local).
+std::array<int, 2> mpi_dims(int procs);
+
+}  // namespace tessera::validation
