@@ -117,6 +117,9 @@ std::vector<P3pcSample> csv_view(std::span<const P3pcSample> samples, Level leve
   std::map<std::tuple<Path, Layout, std::int64_t>, P3pcSample> best;
   for (const auto& s : samples) {
     if (s.level != level || s.bytes % 4 != 0) continue;
+    // Library-shaped samples (tile rows at their real stride) are a different
+    // quantity from the paper's cell: they must not fill its gaps.
+    if (s.block_stride_bytes != 0) continue;
     auto key = std::tuple(s.path, s.layout, s.bytes);
     auto it = best.find(key);
     if (it == best.end())
