@@ -111,8 +111,12 @@ int main(int argc, char** argv) {
     for (const auto& n : result.notes) std::cerr << "tessera-plan: note: " << n << "\n";
 
     if (vm.count("json")) {
-      std::cout << scheduler::to_json(result.search, vm["top"].defaulted() ? 0 : std::size_t(top)).dump(2)
-                << "\n";
+      auto doc = scheduler::to_json(result.search, vm["top"].defaulted() ? 0 : std::size_t(top));
+      doc["machine"] = result.machine;
+      doc["source"] = machine.origin;
+      doc["compute"] = machine.compute_source;
+      doc["image"] = {{"width", width}, {"height", height}, {"sigma", sigma}};
+      std::cout << doc.dump(2) << "\n";
       return 0;
     }
     const auto& pl = describe_pipeline(width, height, req.options);
