@@ -492,7 +492,8 @@ double compute_us(const ComputeTable& table, const Partition& partition,
       double t = 0;
       for (const auto& pass : pipeline.passes)
         t += double(pass_pixels(pass, w, h, pipeline.halo)) *
-             table.ns_per_pixel_at(pass.axis == Axis::x ? 0 : 1, pass.taps, log_area) / 1000.0;
+             table.ns_per_pixel_at(pass.axis == Axis::x ? 0 : 1, pass.taps, log_area, pass.order % 2 == 1) /
+             1000.0;
       worst = std::max(worst, t);
     }
   return worst * pipeline.exchanges;

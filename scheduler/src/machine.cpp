@@ -49,7 +49,7 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> points) : points_(std::move
         !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
       throw InvalidArgument("compute cost point out of range (axis " + std::to_string(p.axis) + ", taps " +
                             std::to_string(p.taps) + ")");
-    auto& groups = groups_[std::size_t(p.axis)];
+    auto& groups = groups_[std::size_t(int(p.odd) * 2 + p.axis)];
     auto it = std::find_if(groups.begin(), groups.end(), [&](const TapGroup& g) { return g.taps == p.taps; });
     if (it == groups.end()) it = groups.insert(groups.end(), TapGroup{p.taps, {}});
     it->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
@@ -59,13 +59,15 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> points) : points_(std::move
               [](const TapGroup& a, const TapGroup& b) { return a.taps < b.taps; });
 }
 
-double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h) const {
-  return ns_per_pixel_at(axis, taps, std::log(double(std::max(w, 1)) * double(std::max(h, 1))));
+double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h, bool odd) const {
+  return ns_per_pixel_at(axis, taps, std::log(double(std::max(w, 1)) * double(std::max(h, 1))), odd);
 }
 
-double ComputeTable::ns_per_pixel_at(int axis, int taps, double area) const {
-  const auto& groups =
-      groups_[std::size_t(axis)].empty() ? groups_[std::size_t(1 - axis)] : groups_[std::size_t(axis)];
+double ComputeTable::ns_per_pixel_at(int axis, int taps, double area, bool odd) const {
+  // The parity's own points if any were measured; within it, the other axis if needed.
+  const int parity = odd && !(groups_[2].empty() && groups_[3].empty()) ? 1 : 0;
+  const auto& own = groups_[std::size_t(parity * 2 + axis)];
+  const auto& groups = own.empty() ? groups_[std::size_t(parity * 2 + 1 - axis)] : own;
   // Per tap count, the shape whose tile area is nearest on a log scale (ties: the first
   // stored); called for every tile of every grid a search tries, so nothing allocates.
   auto at = [&](const TapGroup& g) {

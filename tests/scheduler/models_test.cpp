@@ -219,4 +219,10 @@ TEST(ComputeTable, NearestTileThenLinearInTaps) {
   EXPECT_DOUBLE_EQ(t.ns_per_pixel(0, 15, 64, 64), 7.0);  // extended past 11 taps
   EXPECT_DOUBLE_EQ(t.ns_per_pixel(1, 9, 64, 64), 7.0);   // one tap count measured on y: constant
   EXPECT_THROW(ComputeTable({{0, 0, 1, 1, 1.0}}), InvalidArgument);
+  // Odd-order kernels are priced from their own points when measured.
+  EXPECT_DOUBLE_EQ(t.ns_per_pixel(0, 3, 64, 64, true), 1.0);  // none measured: the others
+  ComputeTable o({{0, 23, 64, 64, 1.0}, {0, 23, 64, 64, 1.5, true}});
+  EXPECT_DOUBLE_EQ(o.ns_per_pixel(0, 23, 64, 64, false), 1.0);
+  EXPECT_DOUBLE_EQ(o.ns_per_pixel(0, 23, 64, 64, true), 1.5);
+  EXPECT_DOUBLE_EQ(o.ns_per_pixel(1, 23, 64, 64, true), 1.5);  // y falls back to x, same parity
 }

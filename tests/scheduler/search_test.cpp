@@ -217,3 +217,22 @@ TEST(Search, RejectsBadRanges) {
   EXPECT_THROW(search(request(64, 64, 1, 0, 4), m), InvalidArgument);
   EXPECT_THROW(search(request(64, 64, 1, 5, 4), m), InvalidArgument);
 }
+
+TEST(Compute, OddOrderPassesUseTheirOwnCostAndTheSlowestTile) {
+  GaussianOptions o;
+  o.sigma = 1;
+  const auto pipe = describe_pipeline(100, 60, o);
+  const ComputeTable even({{0, 3, 64, 64, 1.0}, {1, 3, 64, 64, 1.0}});
+  const ComputeTable both({{0, 3, 64, 64, 1.0}, {1, 3, 64, 64, 1.0}, {0, 3, 64, 64, 3.0, true}});
+  // 3x2 grid of a 100x60 image: tiles 34/33/33 wide, 30 tall; the slowest is 34x30.
+  const Partition part(100, 60, Grid{3, 2});
+  long long all = 0, odd = 0;
+  for (const auto& p : pipe.passes) {
+    const long long px = pass_pixels(p, 34, 30, pipe.halo);
+    all += px;
+    if (p.order == 1) odd += px;
+  }
+  ASSERT_GT(odd, 0);
+  EXPECT_NEAR(compute_us(even, part, pipe), pipe.exchanges * all / 1000.0, 1e-9);
+  EXPECT_NEAR(compute_us(both, part, pipe), pipe.exchanges * (all + 2 * odd) / 1000.0, 1e-9);
+}

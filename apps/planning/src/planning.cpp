@@ -89,7 +89,10 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
   for (const auto& c : run.compute) {
     if (c.axis != "x" && c.axis != "y") continue;
     if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1) continue;
-    pts.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel});
+    // The benchmarker names odd-order (antisymmetric) passes "filter_odd".
+    if (c.operation != "filter" && c.operation != "filter_odd") continue;
+    pts.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel,
+                   c.operation == "filter_odd"});
   }
   return scheduler::ComputeTable(std::move(pts));
 }

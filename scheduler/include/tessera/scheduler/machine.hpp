@@ -91,6 +91,7 @@ struct ComputePoint {
   int taps = 1;
   int tile_width = 0, tile_height = 0;
   double ns_per_pixel = 0;
+  bool odd = false;  ///< kernel of odd derivative order (antisymmetric: priced apart)
 };
 
 /// Per-pixel compute costs with interpolation over taps and tile size.
@@ -104,9 +105,11 @@ class ComputeTable {
   /// then linear in taps between the two bracketing tap counts (extended past the
   /// ends with the nearest segment, at least 0). If the axis was never measured the
   /// other axis is used. Precondition: !empty().
-  double ns_per_pixel(int axis, int taps, int w, int h) const;
+  /// `odd` selects the points measured for odd-order kernels when there are any (else
+  /// the others are used).
+  double ns_per_pixel(int axis, int taps, int w, int h, bool odd = false) const;
   /// The same with the tile given by log(w * h) (callers pricing many passes per tile).
-  double ns_per_pixel_at(int axis, int taps, double log_area) const;
+  double ns_per_pixel_at(int axis, int taps, double log_area, bool odd = false) const;
   const std::vector<ComputePoint>& points() const { return points_; }
 
  private:
@@ -118,7 +121,7 @@ class ComputeTable {
     std::vector<Shape> shapes;
   };
   std::vector<ComputePoint> points_;
-  std::array<std::vector<TapGroup>, 2> groups_;  ///< per axis, sorted by taps
+  std::array<std::vector<TapGroup>, 4> groups_;  ///< per (odd, axis), sorted by taps
 };
 
 /// Where ranks sit: block placement, rank r on node r / ranks_per_node.
