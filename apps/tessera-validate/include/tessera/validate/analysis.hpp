@@ -80,7 +80,8 @@ ErrorStats error_stats(const std::vector<double>& errors);
 /// only.
 bool counts_overall(Phase p);
 
-/// Accuracy of one model: per phase name and "all" (see counts_overall).
+/// Accuracy of one model: per phase name, "communication" (scatter, exchange, gather)
+/// and "all" (see counts_overall).
 using Accuracy = std::map<std::string, ErrorStats>;
 /// Accuracy of `model` over the observations it predicted.
 Accuracy accuracy(const std::vector<Observation>& observations, const std::string& model);

@@ -1,0 +1,194 @@
+// The pure half of tessera-validate: statistics, errors, regret, baseline, selection.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/error.hpp"
+#include "tessera/validate/analysis.hpp"
+
+using namespace tessera;
+using namespace tessera::validation;
+
+namespace {
+
+Observation obs(int scenario, Phase phase, Plan plan, double measured, std::map<std::string, double> predicted = {}) {
+  Observation o;
+  o.scenario = scenario;
+  o.phase = phase;
+  o.plan = plan;
+  o.measured = {measured, measured * 0.9, measured * 1.1, 5};
+  o.predicted = std::move(predicted);
+  return o;
+}
+
+Plan plan(Grid g, ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) { return Plan{g, s, ga, e}; }
+
+}  // namespace
+
+TEST(ValidateStats, QuantileInterpolatesBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 1.0), 4.0);
+  EXPECT_DOUBLE_EQ(quantile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 0.9), 10.0);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.25), 7.0);
+  EXPECT_THROW(quantile({}, 0.5), InvalidArgument);
+  EXPECT_THROW(quantile({1}, 1.5), InvalidArgument);
+}
+
+TEST(ValidateStats, SummarizeGivesMedianAndQuartiles) {
+  const Spread s = summarize({10, 50, 20, 40, 30});
+  EXPECT_DOUBLE_EQ(s.median, 30);
+  EXPECT_DOUBLE_EQ(s.q1, 20);
+  EXPECT_DOUBLE_EQ(s.q3, 40);
+  EXPECT_EQ(s.samples, 5);
+  EXPECT_THROW(summarize({}), InvalidArgument);
+}
+
+TEST(ValidateStats, AbsoluteRelativeError) {
+  EXPECT_DOUBLE_EQ(abs_rel_error(110, 100), 0.1);
+  EXPECT_DOUBLE_EQ(abs_rel_error(90, 100), 0.1);
+  EXPECT_DOUBLE_EQ(abs_rel_error(300, 100), 2.0);
+  EXPECT_THROW(abs_rel_error(1, 0), InvalidArgument);
+  const ErrorStats e = error_stats({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1});
+  EXPECT_EQ(e.count, 11);
+  EXPECT_DOUBLE_EQ(e.median, 0.6);
+  EXPECT_NEAR(e.p90, 1.0, 1e-12);
+  EXPECT_EQ(error_stats({}).count, 0);
+}
+
+TEST(ValidateAccuracy, PerPhaseCommunicationAndOverallWithoutCompute) {
+  const Grid g{1, 2};
+  const Plan p = plan(g, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);
+  std::vector<Observation> o{
+      obs(0, Phase::scatter, p, 100, {{"p3pc", 110}, {"log3p", 200}}),
+      obs(0, Phase::exchange, p, 10, {{"p3pc", 12}}),
+      obs(0, Phase::compute, p, 100, {{"p3pc", 500}}),
+      obs(0, Phase::gather, p, 100, {{"p3pc", 70}}),
+      obs(0, Phase::total, p, 1000, {{"p3pc", 1050}}),
+  };
+  const Accuracy a = accuracy(o, "p3pc");
+  EXPECT_EQ(a.at("all").count, 4);  // compute is left out of the overall figure
+  EXPECT_DOUBLE_EQ(a.at("all").median, quantile({0.1, 0.2, 0.3, 0.05}, 0.5));
+  EXPECT_EQ(a.at("communication").count, 3);
+  EXPECT_DOUBLE_EQ(a.at("compute").median, 4.0);
+  EXPECT_DOUBLE_EQ(a.at("exchange").median, 0.2);
+  const Accuracy b = accuracy(o, "log3p");
+  EXPECT_EQ(b.at("all").count, 1);
+  EXPECT_DOUBLE_EQ(b.at("scatter").median, 1.0);
+  EXPECT_EQ(accuracy(o, "loggp").at("all").count, 0);
+}
+
+TEST(ValidateDecisions, RegretIsChosenOverBestMeasured) {
+  const Plan fast = plan({1, 2}, ScatterAlgorithm::sbt, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking);
+  const Plan slow = plan({2, 1}, ScatterAlgorithm::mpi, GatherAlgorithm::mpi, ExchangeAlgorithm::four_step);
+  std::vector<Observation> o{obs(0, Phase::total, fast, 800), obs(0, Phase::total, slow, 1200),
+                             obs(1, Phase::total, slow, 100), obs(0, Phase::scatter, slow, 1)};
+  const Decision d = decide(o, 0, "p3pc", slow);
+  EXPECT_DOUBLE_EQ(d.regret, 1.5);
+  EXPECT_EQ(d.best, fast);
+  EXPECT_DOUBLE_EQ(d.best_us, 800);
+  EXPECT_DOUBLE_EQ(decide(o, 0, "log3p", fast).regret, 1.0);
+  EXPECT_THROW(decide(o, 1, "p3pc", fast), InvalidArgument);  // not measured in scenario 1
+
+  std::vector<Decision> ds{decide(o, 0, "p3pc", slow), decide(o, 0, "log3p", fast), decide(o, 1, "p3pc", slow)};
+  const RegretStats r = regret_stats(ds, "p3pc");
+  EXPECT_EQ(r.count, 2);
+  EXPECT_DOUBLE_EQ(r.mean, 1.25);
+  EXPECT_DOUBLE_EQ(r.max, 1.5);
+  EXPECT_EQ(regret_stats(ds, "baseline").count, 0);
+}
+
+TEST(ValidateBaseline, BalancedDimsLikeMpiDimsCreate) {
+  // The MPI standard: dimensions as close to each other as possible, non-increasing.
+  EXPECT_EQ(balanced_dims(1), (std::array<int, 2>{1, 1}));
+  EXPECT_EQ(balanced_dims(2), (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(balanced_dims(4), (std::array<int, 2>{2, 2}));
+  EXPECT_EQ(balanced_dims(6), (std::array<int, 2>{3, 2}));
+  EXPECT_EQ(balanced_dims(7), (std::array<int, 2>{7, 1}));
+  EXPECT_EQ(balanced_dims(12), (std::array<int, 2>{4, 3}));
+  EXPECT_EQ(balanced_dims(16), (std::array<int, 2>{4, 4}));
+  EXPECT_EQ(balanced_dims(18), (std::array<int, 2>{6, 3}));
+  EXPECT_THROW(balanced_dims(0), InvalidArgument);
+  for (int p = 1; p <= 64; ++p) {
+    const auto d = balanced_dims(p);
+    EXPECT_EQ(d[0] * d[1], p);
+    EXPECT_GE(d[0], d[1]);
+  }
+}
+
+TEST(ValidateBaseline, RowMajorCartesianDimsMapToXByY) {
+  // dims[0] is the slow (row) coordinate: Y; dims[1] runs along the width: X.
+  EXPECT_EQ(grid_from_dims({2, 1}), (Grid{1, 2}));
+  EXPECT_EQ(grid_from_dims({3, 2}), (Grid{2, 3}));
+  const Plan b = baseline_plan(Grid{2, 2});
+  EXPECT_EQ(b.scatter, ScatterAlgorithm::mpi);
+  EXPECT_EQ(b.gather, GatherAlgorithm::mpi);
+  EXPECT_EQ(b.exchange, ExchangeAlgorithm::four_step);
+}
+
+TEST(ValidateScenarios, QuickAndDefaultLists) {
+  const auto q = scenarios_for(true, 2);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0], (Scenario{512, 512, 1, 2}));
+  EXPECT_EQ(q[1], (Scenario{512, 512, 3, 2}));
+  EXPECT_EQ(scenarios_for(true, 4)[0].procs, 4);
+  EXPECT_TRUE(scenarios_for(true, 1).empty());
+  const auto d = scenarios_for(false, 4);
+  EXPECT_EQ(d.size(), 2u * 3u * 3u);  // P 2, 4 x sizes x sigmas
+  EXPECT_EQ(scenarios_for(false, 3).size(), 2u * 9u);  // P 2, 3
+  EXPECT_EQ(scenarios_for(false, 2).size(), 9u);
+  const auto chosen = scenarios_for(true, 4, {4, 2, 2, 8});
+  ASSERT_EQ(chosen.size(), 4u);  // P 2 and 4 (8 > ranks), two sigmas each
+  EXPECT_EQ(chosen[0].procs, 2);
+  EXPECT_EQ(chosen[3].procs, 4);
+}
+
+TEST(ValidateSelection, ComposedMeasurementAndEndToEndSet) {
+  const Grid a{1, 2}, b{2, 1};
+  std::vector<Observation> o;
+  auto add_grid = [&](Grid g, double base) {
+    Plan p;
+    p.grid = g;
+    for (auto s : kScatterAlgorithms) {
+      p.scatter = s;
+      o.push_back(obs(0, Phase::scatter, p, base + int(s)));
+    }
+    for (auto e : kExchangeAlgorithms) {
+      p.exchange = e;
+      o.push_back(obs(0, Phase::exchange, p, 10 + int(e)));
+    }
+    o.push_back(obs(0, Phase::compute, p, 100));
+    for (auto ga : kGatherAlgorithms) {
+      p.gather = ga;
+      o.push_back(obs(0, Phase::gather, p, base + 10 * int(ga)));
+    }
+  };
+  add_grid(a, 100);
+  add_grid(b, 1000);
+  const Plan best = plan(a, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step);
+  EXPECT_DOUBLE_EQ(composed_measurement(o, 0, best), 100 + 10 + 100 + 100);
+  EXPECT_LT(composed_measurement(o, 1, best), 0);  // nothing measured in scenario 1
+  const auto candidates = all_plans({a, b});
+  EXPECT_EQ(candidates.size(), 2u * 4u * 3u * 2u);
+  const Plan req = plan(b, ScatterAlgorithm::mpi, GatherAlgorithm::mpi, ExchangeAlgorithm::four_step);
+  const auto chosen = select_end_to_end(o, 0, candidates, {req, req, best}, 2);
+  ASSERT_EQ(chosen.size(), 4u);  // required without duplicates, then two more
+  EXPECT_EQ(chosen[0], req);
+  EXPECT_EQ(chosen[1], best);
+  for (std::size_t i = 2; i < chosen.size(); ++i) EXPECT_EQ(chosen[i].grid, a);
+  EXPECT_EQ(chosen[2], plan(a, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking));
+}
+
+TEST(ValidateSummary, JsonHasEveryModelAndTheBaseline) {
+  const Plan p = plan({1, 2}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);
+  const Plan q = plan({2, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);
+  std::vector<Observation> o{obs(0, Phase::total, p, 100, {{"p3pc", 90}, {"log3p", 150}}),
+                             obs(0, Phase::total, q, 200, {{"p3pc", 100}, {"log3p", 120}})};
+  std::vector<Decision> d{decide(o, 0, "p3pc", p), decide(o, 0, "log3p", q), decide(o, 0, "baseline", q)};
+  const auto j = summary_json(o, d, {"p3pc", "log3p"});
+  EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["median_abs_rel_error"].get<double>(), quantile({0.1, 0.5}, 0.5));
+  EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["mean_regret"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["models"]["log3p"]["max_regret"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["baseline"]["mean_regret"].get<double>(), 2.0);
+  EXPECT_TRUE(j["models"]["p3pc"]["phases"].contains("total"));
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tessera-validate's mistakes: each must end every rank with one error line and a
+# non-zero exit, without hanging.
+#   bad_input.sh BIN_DIR MPIEXEC
+set -uo pipefail
+bin=$1 mpiexec=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+check() {  # ranks expected-text args...
+  local ranks=$1 expected=$2
+  shift 2
+  timeout 60 "$mpiexec" -n "$ranks" --oversubscribe "$bin/tessera-validate" --perfdb "$work/db.sqlite" \
+    --output "$work/out" "$@" >"$work/stdout" 2>"$work/stderr"
+  local code=$?
+  local lines
+  lines=$(grep -c "^tessera-validate: error:" "$work/stderr")
+  if [ $code -eq 124 ] || [ $code -eq 0 ] || [ "$lines" -ne 1 ] ||
+     ! grep "^tessera-validate: error:" "$work/stderr" | grep -qF -- "$expected"; then
+    echo "FAIL ($*): exit $code, $lines error lines, expected '$expected'"; cat "$work/stderr"; status=1
+  else
+    echo "ok: $(grep '^tessera-validate: error:' "$work/stderr")"
+  fi
+}
+check 1 "start at least 2" --quick
+check 2 "unknown model" --quick --models p3pc,magic
+check 2 "bad --procs value" --quick --procs two
+check 2 "--repeats must be >= 1" --quick --repeats 0
+check 2 "unrecognised option" --quick --colour blue
+exit $status

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tessera-validate --quick --json end to end on RANKS ranks, against a perfdb measured
+# here by tessera-bench --quick: the summary JSON has every model's figures and the
+# baseline's, stdout holds nothing else, the charts, CSV and index exist, and the
+# validation run is stored in the perfdb. Timings are never checked.
+#   quick_json.sh BIN_DIR MPIEXEC RANKS
+set -uo pipefail
+bin=$1 mpiexec=$2 ranks=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; [ -f "$work/stderr" ] && { echo "--- stderr:"; tail -30 "$work/stderr"; }; exit 1; }
+
+timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-seconds 8 \
+  --perfdb "$work/perfdb.sqlite" >"$work/bench.out" 2>"$work/bench.err" || {
+  cat "$work/bench.err"; fail "tessera-bench --quick failed"; }
+
+timeout 120 "$mpiexec" -n "$ranks" --oversubscribe "$bin/tessera-validate" --quick --json --repeats 3 \
+  --perfdb "$work/perfdb.sqlite" --output "$work/out" >"$work/stdout" 2>"$work/stderr"
+code=$?
+[ $code -ne 124 ] || fail "timed out"
+[ $code -eq 0 ] || fail "exit code $code"
+
+python3 - "$work/stdout" <<'PY' || fail "summary JSON"
+import json, math, sys
+s = json.load(open(sys.argv[1]))  # stdout must be exactly one JSON document
+models = s["models"]
+assert "p3pc" in models, "p3pc missing"
+for name in ["p3pc", "3pc", "loggp-star", "log3p", "2log23p", "loggp", "logpc"]:
+    assert name in models or any(name in n for n in s["notes"]), f"{name} neither validated nor noted as skipped"
+for name, m in models.items():
+    for key in ["median_abs_rel_error", "p90_abs_rel_error", "mean_regret", "max_regret"]:
+        v = m[key]
+        assert isinstance(v, (int, float)) and math.isfinite(v) and v >= 0, f"{name}.{key} = {v}"
+    assert m["median_abs_rel_error"] <= m["p90_abs_rel_error"], f"{name}: median above p90"
+    assert 1 <= m["mean_regret"] <= m["max_regret"], f"{name}: regret below 1 or mean above max"
+    assert m["observations"] > 0, f"{name}: no observations"
+    for phase in ["scatter", "exchange", "compute", "gather", "total"]:
+        assert m["phases"][phase]["observations"] > 0, f"{name}: no {phase} observations"
+b = s["baseline"]
+assert 1 <= b["mean_regret"] <= b["max_regret"], "baseline regret"
+assert b["scenarios"] == len(s["scenarios"]) == 2, "quick = two scenarios, each with a baseline decision"
+print("summary ok:", {k: round(v["median_abs_rel_error"], 3) for k, v in models.items()})
+PY
+
+out=$work/out
+for f in index.md errors.svg regret.svg observations.csv accuracy.csv decisions.csv; do
+  [ -s "$out/$f" ] || fail "missing $f"
+done
+phase_charts=$(ls "$out"/phase-*.svg 2>/dev/null | wc -l)
+[ "$phase_charts" -eq 10 ] || fail "expected 10 phase charts (2 scenarios x 5 phases), got $phase_charts"
+for f in "$out"/*.svg; do
+  python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$f" || fail "$f is not well-formed XML"
+  grep -q "<rect" "$f" || fail "$f has no bars"
+done
+for f in errors.svg regret.svg observations.csv; do grep -qF "($f)" "$out/index.md" || fail "index does not link $f"; done
+grep -qF "(phase-512x512-s1-p$ranks-scatter.svg)" "$out/index.md" || fail "index does not link the scatter chart"
+
+"$bin/tessera-perfdb" --perfdb "$work/perfdb.sqlite" list >"$work/list" 2>&1 || fail "tessera-perfdb list"
+grep -q "tessera-validate" "$work/list" || { cat "$work/list"; fail "no tessera-validate run in the perfdb"; }
+echo "ok"
