@@ -192,3 +192,17 @@ TEST(ValidateSummary, JsonHasEveryModelAndTheBaseline) {
   EXPECT_DOUBLE_EQ(j["baseline"]["mean_regret"].get<double>(), 2.0);
   EXPECT_TRUE(j["models"]["p3pc"]["phases"].contains("total"));
 }
+
+TEST(ValidateStats, DisturbedSamplesAreLeftOutWhenEnoughQuietOnesRemain) {
+  const std::vector<Sample> s{{1000, false}, {10000, true}, {1100, false}, {11000, true}, {900, false}};
+  const Spread quiet = summarize(s, 3);
+  EXPECT_DOUBLE_EQ(quiet.median, 1000);
+  EXPECT_EQ(quiet.samples, 3);
+  EXPECT_EQ(quiet.disturbed, 2);
+  const Spread all = summarize(s, 4);  // too few quiet samples: everything counts
+  EXPECT_DOUBLE_EQ(all.median, 1100);
+  EXPECT_EQ(all.samples, 5);
+  EXPECT_EQ(all.disturbed, 0);
+  EXPECT_DOUBLE_EQ(summarize(s, 3, true).median, 1100);
+  EXPECT_THROW(summarize(std::vector<Sample>{}, 1), InvalidArgument);
+}

@@ -59,6 +59,18 @@ Spread summarize(const std::vector<double>& samples) {
   return {quantile(samples, 0.5), quantile(samples, 0.25), quantile(samples, 0.75), int(samples.size())};
 }
 
+Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_disturbed) {
+  std::vector<double> all, quiet;
+  for (const auto& s : samples) {
+    all.push_back(s.us);
+    if (!s.disturbed) quiet.push_back(s.us);
+  }
+  if (keep_disturbed || int(quiet.size()) < std::max(1, min_quiet)) return summarize(all);
+  Spread out = summarize(quiet);
+  out.disturbed = int(all.size() - quiet.size());
+  return out;
+}
+
 std::string_view to_string(Phase p) {
   switch (p) {
     case Phase::scatter: return "scatter";

@@ -31,7 +31,7 @@ using namespace tessera::validation;
 namespace {
 
 struct Options {
-  bool help = false, version = false, quick = false, json = false, no_perfdb = false;
+  bool help = false, version = false, quick = false, json = false, no_perfdb = false, keep_disturbed = false;
   fs::path output = "validate-out";
   std::string models = "all", procs;
   std::optional<std::string> perfdb, machine;
@@ -60,6 +60,9 @@ po::options_description describe_options(Options& o) {
       ("extra", po::value<int>(&o.extra)->default_value(o.extra),
        "plans run end to end besides the models' and the baseline's choices: the best by their\n"
        "measured phases added up")
+      ("keep-disturbed", po::bool_switch(&o.keep_disturbed),
+       "summarise every sample, also those during which a rank was preempted (by default they\n"
+       "are left out when at least a third of the rounds, and 3, are undisturbed)")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
   return d;
 }
@@ -256,6 +259,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
   config["ranks"] = ranks;
   config["repeats"] = o.repeats;
   config["warmup"] = o.warmup;
+  config["keep_disturbed"] = o.keep_disturbed;
   config["models"] = r.models;
   config["scenarios"] = nlohmann::json::array();
   for (const auto& s : r.scenarios) config["scenarios"].push_back(to_json(s));
@@ -269,6 +273,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
     if (ob.phase == Phase::exchange || ob.phase == Phase::total)
       sc["exchange"] = tessera::to_string(ob.plan.exchange);
     sc["samples"] = ob.measured.samples;
+    sc["disturbed_left_out"] = ob.measured.disturbed;
     for (const auto& [model, predicted] : ob.predicted)
       rows.push_back({sc.dump(), std::string(to_string(ob.phase)), model, predicted, ob.measured.median,
                       ob.measured.q1, ob.measured.q3});
@@ -361,7 +366,7 @@ int run(const Session& session, int argc, char** argv) {
     if (session.is_root())
       progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(scenarios.size()) + ": " + to_string(sc) +
                ", " + std::to_string(grids.size()) + " grids");
-    const Repetition rep{o.warmup, o.repeats};
+    const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
     std::vector<Observation> phases;
     session.agree([&] {
       phases = measure_phases(session, image, sc, index, grids, rep, session.is_root() ? progress : Progress{});
@@ -399,6 +404,16 @@ int run(const Session& session, int argc, char** argv) {
 
   session.agree([&] {
     if (!session.is_root()) return;
+    int left_out = 0, taken = 0;
+    for (const auto& ob : r.observations) {
+      left_out += ob.measured.disturbed;
+      taken += ob.measured.samples + ob.measured.disturbed;
+    }
+    r.notes.push_back(o.keep_disturbed
+                          ? "every sample counts, also those during which a rank was preempted (--keep-disturbed)"
+                          : std::to_string(left_out) + " of " + std::to_string(taken) +
+                                " samples left out: a rank was preempted during them (involuntary context "
+                                "switch); --keep-disturbed keeps them");
     nlohmann::json summary = summary_json(r.observations, r.decisions, r.models);
     if (!o.no_perfdb) {
       try {
@@ -416,6 +431,14 @@ int run(const Session& session, int argc, char** argv) {
     summary["scenarios"] = nlohmann::json::array();
     for (const auto& s : r.scenarios) summary["scenarios"].push_back(to_json(s));
     summary["repeats"] = o.repeats;
+    summary["keep_disturbed"] = o.keep_disturbed;
+    int disturbed = 0, samples = 0;
+    for (const auto& ob : r.observations) {
+      disturbed += ob.measured.disturbed;
+      samples += ob.measured.samples + ob.measured.disturbed;
+    }
+    summary["samples"] = samples;
+    summary["disturbed_samples_left_out"] = disturbed;
     summary["notes"] = r.notes;
     summary["output"] = o.output.string();
     summary["wall_seconds"] = wall;

@@ -1,6 +1,7 @@
 #include "measure.hpp"
 
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <map>
@@ -13,17 +14,27 @@
 namespace tessera::validation {
 namespace {
 
+// Involuntary context switches of this thread so far: the kernel took the core away
+// (a co-tenant, or another of our ranks when oversubscribed).
+long preemptions() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nivcsw;
+}
+
 // One timed sample: barrier, run, local elapsed time; the maximum over the ranks on the
-// root, µs (the phase ends when its slowest rank is done).
+// root, µs (the phase ends when its slowest rank is done), and whether any rank was
+// preempted meanwhile.
 template <class F>
-double timed_us(const detail::Comm& comm, F&& op) {
+Sample timed(const detail::Comm& comm, F&& op) {
   detail::check(MPI_Barrier(comm.comm), "MPI_Barrier");
+  const long p0 = preemptions();
   const double t0 = MPI_Wtime();
   op();
-  const double local = MPI_Wtime() - t0;
-  double slowest = 0;
-  detail::check(MPI_Reduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm.comm), "MPI_Reduce");
-  return slowest * 1e6;
+  const double local[2] = {MPI_Wtime() - t0, double(preemptions() - p0)};
+  double worst[2] = {0, 0};
+  detail::check(MPI_Reduce(local, worst, 2, MPI_DOUBLE, MPI_MAX, 0, comm.comm), "MPI_Reduce");
+  return {worst[0] * 1e6, worst[1] > 0};
 }
 
 // What one grid needs between samples: a scattered tile with its halo filled, the output
@@ -97,7 +108,7 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
     }
   }
 
-  std::vector<std::vector<double>> samples(items.size());
+  std::vector<std::vector<Sample>> samples(items.size());
   std::vector<std::size_t> order(items.size());
   Image none;
   for (int round = 0; round < repetition.warmup + repetition.repeats; ++round) {
@@ -107,21 +118,21 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
     for (std::size_t k : order) {
       const Item& it = items[k];
       GridState& s = states[it.grid];
-      double us = 0;
+      Sample us;
       switch (it.phase) {
         case Phase::scatter: {
           Tile t;
-          us = timed_us(comm, [&] { t = scatter(comm, image, s.partition, halo, it.plan.scatter); });
+          us = timed(comm, [&] { t = scatter(comm, image, s.partition, halo, it.plan.scatter); });
           break;
         }
         case Phase::exchange:
-          us = timed_us(comm, [&] { exchange_borders(comm, s.tile, it.plan.exchange); });
+          us = timed(comm, [&] { exchange_borders(comm, s.tile, it.plan.exchange); });
           break;
         case Phase::compute:
-          us = timed_us(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
+          us = timed(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
           break;
         case Phase::gather:
-          us = timed_us(comm, [&] {
+          us = timed(comm, [&] {
             for (int i = 0; i < gathers; ++i)
               gather_into(comm, s.views[std::size_t(i) % n], s.partition, it.plan.gather,
                           comm.rank == 0 ? s.whole[std::size_t(i) % n] : none);
@@ -143,7 +154,7 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
     o.scenario = scenario_index;
     o.phase = items[k].phase;
     o.plan = items[k].plan;
-    o.measured = summarize(samples[k]);
+    o.measured = summarize(samples[k], repetition.min_quiet(), repetition.keep_disturbed);
     out.push_back(std::move(o));
   }
   return out;
@@ -154,16 +165,21 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
                                             const Repetition& repetition, const Progress& progress) {
   GaussianOptions options;
   options.sigma = scenario.sigma;
-  std::vector<std::vector<double>> samples(plans.size());
+  std::vector<std::vector<Sample>> samples(plans.size());
   std::vector<std::size_t> order(plans.size());
+  const detail::Comm& world = session.comm();
   for (int round = 0; round < repetition.warmup + repetition.repeats; ++round) {
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::mt19937 rng(unsigned(7919 * scenario_index + round));
     std::shuffle(order.begin(), order.end(), rng);
     for (std::size_t k : order) {
       PhaseTimes t;
+      const long p0 = preemptions();
       gaussian_derivatives(session, image, options, plans[k], &t);
-      if (round >= repetition.warmup) samples[k].push_back(t.total * 1e6);
+      const long local = preemptions() - p0;
+      long worst = 0;
+      detail::check(MPI_Reduce(&local, &worst, 1, MPI_LONG, MPI_MAX, 0, world.comm), "MPI_Reduce");
+      if (round >= repetition.warmup) samples[k].push_back({t.total * 1e6, worst > 0});
     }
     if (session.is_root() && progress)
       progress(to_string(scenario) + ": end to end (" + std::to_string(plans.size()) + " plans), round " +
@@ -176,7 +192,7 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
     o.scenario = scenario_index;
     o.phase = Phase::total;
     o.plan = plans[k];
-    o.measured = summarize(samples[k]);
+    o.measured = summarize(samples[k], repetition.min_quiet(), repetition.keep_disturbed);
     out.push_back(std::move(o));
   }
   return out;

@@ -1,6 +1,7 @@
 #pragma once
 // The MPI half of tessera-validate: times each communication phase and the whole
 // pipeline on the ranks of a scenario. Everything else in the tool is pure.
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <string>
@@ -17,9 +18,14 @@ namespace tessera::validation {
 /// How to repeat: `warmup` untimed rounds, then `repeats` timed rounds; every round
 /// visits each item once in a fresh random order (the same on every rank), so slow
 /// drifts of a noisy machine hit every item alike.
+/// A sample during which any rank was involuntarily descheduled is "disturbed"; the
+/// figures use the undisturbed ones when at least a third of the rounds are (see
+/// summarize()), unless keep_disturbed.
 struct Repetition {
   int warmup = 1;
   int repeats = 9;
+  bool keep_disturbed = false;
+  int min_quiet() const { return std::max(3, repeats / 3); }
 };
 
 /// Progress lines (root only).

@@ -215,7 +215,7 @@ std::string observations_csv(const std::vector<Scenario>& scenarios, const std::
   std::ostringstream out;
   out << std::setprecision(8);
   out << "width,height,sigma,procs,phase,grid,scatter,gather,exchange,label,measured_us,q1_us,q3_us,samples,"
-         "model,predicted_us,abs_rel_error\n";
+         "disturbed_left_out,model,predicted_us,abs_rel_error\n";
   for (const auto& o : observations) {
     const Scenario& s = scenarios.at(o.scenario);
     const bool any = o.phase == Phase::total;
@@ -228,7 +228,7 @@ std::string observations_csv(const std::vector<Scenario>& scenarios, const std::
           << (any || o.phase == Phase::gather ? std::string(tessera::to_string(o.plan.gather)) : "") << ','
           << (any || o.phase == Phase::exchange ? std::string(tessera::to_string(o.plan.exchange)) : "") << ','
           << csv_field(label(o)) << ',' << o.measured.median << ',' << o.measured.q1 << ',' << o.measured.q3 << ','
-          << o.measured.samples << ',' << m << ',' << it->second << ','
+          << o.measured.samples << ',' << o.measured.disturbed << ',' << m << ',' << it->second << ','
           << (o.measured.median > 0 ? abs_rel_error(it->second, o.measured.median) : 0.0) << '\n';
     }
   }

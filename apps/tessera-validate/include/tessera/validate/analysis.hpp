@@ -35,13 +35,26 @@ std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int
 /// Median and quartiles of repeated timings (µs).
 struct Spread {
   double median = 0, q1 = 0, q3 = 0;
-  int samples = 0;
+  int samples = 0;    ///< samples behind the figures
+  int disturbed = 0;  ///< samples left out because a rank was descheduled during them
 };
 /// Quantile q in [0, 1] with linear interpolation between order statistics (R type 7).
 /// Throws InvalidArgument on an empty vector or q outside [0, 1].
 double quantile(std::vector<double> values, double q);
 /// Median, q1 (0.25) and q3 (0.75) of `samples`; throws InvalidArgument when empty.
 Spread summarize(const std::vector<double>& samples);
+
+/// One timed sample: µs, and whether some rank was preempted during it (an involuntary
+/// context switch: on a shared machine, another tenant's process ran instead).
+struct Sample {
+  double us = 0;
+  bool disturbed = false;
+};
+/// The spread of the undisturbed samples when at least `min_quiet` of them exist (the
+/// cost of the algorithm rather than of a co-tenant's time slice), else of all samples
+/// (disturbed = 0 then: nothing was left out). keep_disturbed: always all samples.
+/// Throws InvalidArgument when empty.
+Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_disturbed = false);
 
 /// Phases validated; `total` is the whole pipeline end to end.
 enum class Phase { scatter, exchange, compute, gather, total };
