@@ -89,7 +89,9 @@ std::string label(const Observation& o) {
     case Phase::exchange: return grid + " " + std::string(tessera::to_string(o.plan.exchange));
     case Phase::gather: return grid + " " + std::string(tessera::to_string(o.plan.gather));
     case Phase::compute: return grid;
-    case Phase::total: return describe(o.plan);
+    case Phase::total:
+      return grid + " " + std::string(tessera::to_string(o.plan.scatter)) + "/" +
+             std::string(tessera::to_string(o.plan.gather)) + "/" + std::string(tessera::to_string(o.plan.exchange));
   }
   return grid;
 }

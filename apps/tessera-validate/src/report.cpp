@@ -79,9 +79,12 @@ std::string to_svg(const BarChart& chart) {
 
   const double bar_w = bars > 6 ? 9 : 14, group_gap = 18;
   const double group_w = std::max<double>(1, bars) * bar_w + group_gap;
-  const double left = 78, plot_top = 46, plot_h = 300, legend_w = 150;
-  std::size_t longest = 0;
+  std::size_t longest = 0, longest_name = 0;
   for (const auto& c : chart.categories) longest = std::max(longest, c.size());
+  for (const auto& s : chart.series) longest_name = std::max(longest_name, s.name.size());
+  // Room for the first rotated category label on the left and the legend on the right.
+  const double left = std::max(78.0, 5.0 * double(longest) - 20), plot_top = 46, plot_h = 300;
+  const double legend_w = 30 + 6.5 * double(longest_name);
   const double label_h = 12 + 5.2 * double(longest) * 0.6;  // rotated labels, -35 degrees
   const double plot_w = std::max(320.0, group_w * double(groups));
   const double width = left + plot_w + 20 + legend_w;
@@ -148,7 +151,8 @@ std::string to_svg(const BarChart& chart) {
 BarChart phase_chart(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
                      int scenario, Phase phase, const std::vector<std::string>& models) {
   BarChart c;
-  c.title = std::string(to_string(phase)) + ", " + to_string(scenarios.at(scenario)) + ": measured vs predicted";
+  c.title = std::string(to_string(phase)) + ", " + to_string(scenarios.at(scenario)) + ": measured vs predicted" +
+            (phase == Phase::total ? " (grid scatter/gather/exchange)" : "");
   c.y_label = "time (µs)";
   Series measured{"measured (median, q1-q3)", {}, {}, {}};
   std::vector<Series> predicted;

@@ -73,8 +73,8 @@ struct Observation {
   Spread measured;
   std::map<std::string, double> predicted;  ///< model name -> µs (models that priced it)
 };
-/// "1x2 sbt" for a phase (grid and the phase's algorithm), "1x2" for compute, the plan
-/// description for total. Local.
+/// "1x2 sbt" for a phase (grid and the phase's algorithm), "1x2" for compute,
+/// "1x2 sbt/oft/4step" (scatter/gather/exchange) for total. Local.
 std::string label(const Observation& o);
 
 /// |predicted - measured| / measured; throws InvalidArgument if measured <= 0.
