@@ -82,7 +82,12 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
       const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
       const int rounds =
           place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
-      out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) : 0.0;
+      // Fewer ranks than cores: the library gives each rank cores / ranks threads
+      // (Session::threads_for); priced as linear scaling of the single-thread cost,
+      // which is what this machine shows for the derivative sweeps.
+      const int threads =
+          place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
+      out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) / threads : 0.0;
     }
   };
   if (request.parallel && grids.size() > 256) {

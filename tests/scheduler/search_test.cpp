@@ -66,12 +66,13 @@ TEST(Search, FreeCommunicationChoosesTheLargestP) {
 }
 
 TEST(Search, OversubscribedCoresTakeTurns) {
-  // Free communication, but a node with 2 cores: 16 ranks compute in 8 rounds, so
-  // spreading past the cores buys nothing and the tie goes to fewer ranks.
+  // Free communication, but a node with 2 cores: 16 ranks compute in 8 rounds, and one
+  // rank uses both cores through threads, so spreading buys nothing and the tie goes
+  // to fewer ranks.
   auto m = machine(constant_table(0), true);
   m.placement = {0, 2};
   const auto r = search(request(512, 512, 1, 1, 16), m);
-  EXPECT_EQ(r.chosen().plan.procs(), 2);
+  EXPECT_EQ(r.chosen().plan.procs(), 1);
   auto compute_of = [](const SearchResult& res, Grid g) {
     for (const auto& c : res.ranking)
       if (c.plan.grid == g) return c.predicted.compute;
@@ -81,6 +82,10 @@ TEST(Search, OversubscribedCoresTakeTurns) {
   const auto own_cores = search(request(512, 512, 1, 16, 16), m);
   ASSERT_GT(compute_of(own_cores, {4, 4}), 0);
   EXPECT_DOUBLE_EQ(compute_of(r, {4, 4}), 8 * compute_of(own_cores, {4, 4}));
+  // A lone rank on a 2-core node runs 2 threads: half the single-thread compute.
+  const auto single = search(request(512, 512, 1, 1, 1), m);
+  ASSERT_GT(compute_of(single, {1, 1}), 0);
+  EXPECT_DOUBLE_EQ(compute_of(r, {1, 1}), compute_of(single, {1, 1}) / 2);
 }
 
 TEST(Search, ExpensiveCommunicationKeepsOneRank) {

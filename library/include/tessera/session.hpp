@@ -10,8 +10,7 @@
 namespace tessera {
 
 namespace detail {
-struct Comm;         // wraps an MPI communicator; defined in src/mpi
-struct ThreadLimit;  // caps TBB's threads per rank; defined in src/mpi
+struct Comm;  // wraps an MPI communicator; defined in src/mpi
 }
 
 /// Owns MPI for the program's lifetime (MPI_Init in the constructor, MPI_Finalize in
@@ -28,8 +27,9 @@ class Session {
 
   int rank() const;
   int size() const;
-  /// Compute threads each rank uses: this node's cores divided by its ranks.
-  int threads_per_rank() const { return threads_per_rank_; }
+  /// Compute threads a rank uses when world ranks 0..active_procs-1 work: this node's
+  /// cores divided by the working ranks on it (at least 1). Local.
+  int threads_for(int active_procs) const;
   bool is_root() const { return rank() == 0; }
 
   /// Runs `step` on every rank, then agrees collectively whether it succeeded
@@ -55,8 +55,7 @@ class Session {
 
  private:
   std::unique_ptr<detail::Comm> comm_;
-  std::unique_ptr<detail::ThreadLimit> threads_;
-  int threads_per_rank_ = 1;
+  std::vector<int> node_world_ranks_;  // world ranks on this rank's node
   bool owns_mpi_ = false;
 };
 

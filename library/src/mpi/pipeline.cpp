@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <tbb/global_control.h>
+
 #include "comm.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
@@ -66,7 +68,11 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
       views.push_back(local.back().view());
     }
   }
-  compute_derivatives(tile.interior(), halo, options, views);
+  {
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
+                                std::size_t(session.threads_for(plan.procs())));
+    compute_derivatives(tile.interior(), halo, options, views);
+  }
   phase(times ? &times->compute : nullptr);
   tile = Tile();  // the haloed input is no longer needed: free it before gathering
   Image none;

@@ -5,18 +5,11 @@
 #include <thread>
 #include <sys/resource.h>
 
-#include <tbb/global_control.h>
-
 #include "comm.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
 
-namespace detail {
-struct ThreadLimit {
-  tbb::global_control control;
-};
-}  // namespace detail
 
 Session::Session(int& argc, char**& argv) {
   int initialized = 0;
@@ -29,22 +22,28 @@ Session::Session(int& argc, char**& argv) {
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   comm_ = std::make_unique<detail::Comm>(MPI_COMM_WORLD);
-  // Share this node's cores among the ranks on it: TBB threads inside a rank only
-  // help where the rank has more than one core to itself.
+  // Which world ranks share this node: a plan that leaves some of them idle can give
+  // their cores to the working ones (TBB threads inside a rank).
   MPI_Comm node = MPI_COMM_NULL;
-  int ranks_on_node = 1;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    MPI_Comm_size(node, &ranks_on_node);
+    int n = 1;
+    MPI_Comm_size(node, &n);
+    node_world_ranks_.resize(std::size_t(n));
+    MPI_Allgather(&comm_->rank, 1, MPI_INT, node_world_ranks_.data(), 1, MPI_INT, node);
     MPI_Comm_free(&node);
+  } else {
+    node_world_ranks_ = {comm_->rank};
   }
+}
+
+int Session::threads_for(int active_procs) const {
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  threads_per_rank_ = std::max(1, cores / std::max(1, ranks_on_node));
-  threads_.reset(new detail::ThreadLimit{
-      tbb::global_control(tbb::global_control::max_allowed_parallelism, std::size_t(threads_per_rank_))});
+  const auto active = std::count_if(node_world_ranks_.begin(), node_world_ranks_.end(),
+                                    [&](int r) { return r < active_procs; });
+  return std::max(1, cores / int(std::max<std::ptrdiff_t>(1, active)));
 }
 
 Session::~Session() {
-  threads_.reset();
   comm_.reset();
   if (owns_mpi_) MPI_Finalize();
 }
