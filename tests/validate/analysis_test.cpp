@@ -206,3 +206,17 @@ TEST(ValidateStats, DisturbedSamplesAreLeftOutWhenEnoughQuietOnesRemain) {
   EXPECT_DOUBLE_EQ(summarize(s, 3, true).median, 1100);
   EXPECT_THROW(summarize(std::vector<Sample>{}, 1), InvalidArgument);
 }
+
+TEST(ValidateStats, ASetIsJudgedByQuietSamplesOnlyWhenEveryItemHasThem) {
+  const std::vector<Sample> quiet_a{{100, false}, {110, false}, {105, false}, {5000, true}};
+  const std::vector<Sample> noisy_b{{90, false}, {9000, true}, {9100, true}, {9200, true}};
+  const auto both_quiet = summarize_set({quiet_a, quiet_a}, 3);
+  EXPECT_DOUBLE_EQ(both_quiet[0].median, 105);
+  EXPECT_EQ(both_quiet[1].disturbed, 1);
+  // b has one quiet sample: nobody is filtered, or a would be compared with b unfairly.
+  const auto mixed = summarize_set({quiet_a, noisy_b}, 3);
+  EXPECT_DOUBLE_EQ(mixed[0].median, 107.5);
+  EXPECT_EQ(mixed[0].disturbed, 0);
+  EXPECT_DOUBLE_EQ(mixed[1].median, 9050);
+  EXPECT_EQ(summarize_set({quiet_a, quiet_a}, 3, true)[0].disturbed, 0);
+}

@@ -71,6 +71,18 @@ Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_di
   return out;
 }
 
+std::vector<Spread> summarize_set(const std::vector<std::vector<Sample>>& samples, int min_quiet,
+                                  bool keep_disturbed) {
+  bool quiet_everywhere = !keep_disturbed;
+  for (const auto& item : samples) {
+    const auto quiet = std::count_if(item.begin(), item.end(), [](const Sample& s) { return !s.disturbed; });
+    if (quiet < std::max(1, min_quiet)) quiet_everywhere = false;
+  }
+  std::vector<Spread> out;
+  for (const auto& item : samples) out.push_back(summarize(item, min_quiet, !quiet_everywhere));
+  return out;
+}
+
 std::string_view to_string(Phase p) {
   switch (p) {
     case Phase::scatter: return "scatter";

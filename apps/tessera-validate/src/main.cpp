@@ -55,14 +55,15 @@ po::options_description describe_options(Options& o) {
                                                    "--quick also 2 and 4 when started with enough ranks)")
       ("perfdb", po::value<std::string>(), "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")
       ("machine", po::value<std::string>(), "machine in the database to predict for (default: this host)")
-      ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 9 with --quick, else 15)")
+      ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 21 with --quick, else 15)")
       ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "untimed rounds first")
       ("extra", po::value<int>(&o.extra)->default_value(o.extra),
        "plans run end to end besides the models' and the baseline's choices: the best by their\n"
        "measured phases added up")
       ("keep-disturbed", po::bool_switch(&o.keep_disturbed),
-       "summarise every sample, also those during which a rank was preempted (by default they\n"
-       "are left out when at least a third of the rounds, and 3, are undisturbed)")
+       "summarise every sample, also those during which a rank was preempted (by default such\n"
+       "samples are repeated, up to 3x --repeats rounds, and left out when every item of a\n"
+       "scenario has enough undisturbed ones)")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
   return d;
 }
@@ -295,7 +296,7 @@ int run(const Session& session, int argc, char** argv) {
     if (o.help || o.version) return;
     if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
     if (vm.count("machine")) o.machine = vm["machine"].as<std::string>();
-    if (!vm.count("repeats")) o.repeats = o.quick ? 9 : 15;
+    if (!vm.count("repeats")) o.repeats = o.quick ? 21 : 15;
     if (o.repeats < 1) throw InvalidArgument("--repeats must be >= 1");
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");

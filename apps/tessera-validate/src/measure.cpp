@@ -22,8 +22,7 @@ long preemptions() {
   return u.ru_nivcsw;
 }
 
-// One timed sample: barrier, run, local elapsed time; the maximum over the ranks on the
-// root, µs (the phase ends when its slowest rank is done), and whether any rank was
+// One timed sample: barrier, run, local elapsed time; the maximum over the ranks, µs (the phase ends when its slowest rank is done), and whether any rank was
 // preempted meanwhile.
 template <class F>
 Sample timed(const detail::Comm& comm, F&& op) {
@@ -33,7 +32,8 @@ Sample timed(const detail::Comm& comm, F&& op) {
   op();
   const double local[2] = {MPI_Wtime() - t0, double(preemptions() - p0)};
   double worst[2] = {0, 0};
-  detail::check(MPI_Reduce(local, worst, 2, MPI_DOUBLE, MPI_MAX, 0, comm.comm), "MPI_Reduce");
+  // Every rank learns whether the sample was disturbed: they decide together what to repeat.
+  detail::check(MPI_Allreduce(local, worst, 2, MPI_DOUBLE, MPI_MAX, comm.comm), "MPI_Allreduce");
   return {worst[0] * 1e6, worst[1] > 0};
 }
 
@@ -52,6 +52,22 @@ struct Item {
   std::size_t grid;
   Plan plan;
 };
+
+// Items still short of undisturbed samples, in a random order that is the same on every
+// rank (all ranks hold the same samples' disturbed flags). Warm-up rounds visit all.
+std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samples, const Repetition& rep,
+                                    int round, unsigned seed) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto quiet = std::count_if(samples[i].begin(), samples[i].end(), [](const Sample& s) { return !s.disturbed; });
+    const bool short_of_samples = int(samples[i].size()) < rep.repeats;
+    const bool short_of_quiet = !rep.keep_disturbed && quiet < rep.repeats;
+    if (round < rep.warmup || short_of_samples || short_of_quiet) order.push_back(i);
+  }
+  std::mt19937 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
 
 }  // namespace
 
@@ -109,12 +125,10 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
   }
 
   std::vector<std::vector<Sample>> samples(items.size());
-  std::vector<std::size_t> order(items.size());
   Image none;
-  for (int round = 0; round < repetition.warmup + repetition.repeats; ++round) {
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::mt19937 rng(unsigned(1000 * scenario_index + round));  // same order on every rank
-    std::shuffle(order.begin(), order.end(), rng);
+  for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
+    const auto order = next_round(samples, repetition, round, unsigned(1000 * scenario_index + round));
+    if (order.empty()) break;
     for (std::size_t k : order) {
       const Item& it = items[k];
       GridState& s = states[it.grid];
@@ -143,18 +157,19 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
       if (round >= repetition.warmup) samples[k].push_back(us);
     }
     if (comm.rank == 0 && progress)
-      progress(to_string(scenario) + ": phases, round " + std::to_string(round + 1) + "/" +
-               std::to_string(repetition.warmup + repetition.repeats) +
-               (round < repetition.warmup ? " (warm-up)" : ""));
+      progress(to_string(scenario) + ": phases, round " + std::to_string(round + 1) + " (" +
+               std::to_string(order.size()) + " of " + std::to_string(items.size()) + " items)" +
+               (round < repetition.warmup ? " warm-up" : ""));
   }
   std::vector<Observation> out;
   if (comm.rank != 0) return out;
+  const auto spreads = summarize_set(samples, repetition.min_quiet(), repetition.keep_disturbed);
   for (std::size_t k = 0; k < items.size(); ++k) {
     Observation o;
     o.scenario = scenario_index;
     o.phase = items[k].phase;
     o.plan = items[k].plan;
-    o.measured = summarize(samples[k], repetition.min_quiet(), repetition.keep_disturbed);
+    o.measured = spreads[k];
     out.push_back(std::move(o));
   }
   return out;
@@ -166,33 +181,33 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
   GaussianOptions options;
   options.sigma = scenario.sigma;
   std::vector<std::vector<Sample>> samples(plans.size());
-  std::vector<std::size_t> order(plans.size());
   const detail::Comm& world = session.comm();
-  for (int round = 0; round < repetition.warmup + repetition.repeats; ++round) {
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::mt19937 rng(unsigned(7919 * scenario_index + round));
-    std::shuffle(order.begin(), order.end(), rng);
+  for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
+    const auto order = next_round(samples, repetition, round, unsigned(7919 * scenario_index + round));
+    if (order.empty()) break;
     for (std::size_t k : order) {
       PhaseTimes t;
       const long p0 = preemptions();
       gaussian_derivatives(session, image, options, plans[k], &t);
       const long local = preemptions() - p0;
       long worst = 0;
-      detail::check(MPI_Reduce(&local, &worst, 1, MPI_LONG, MPI_MAX, 0, world.comm), "MPI_Reduce");
+      detail::check(MPI_Allreduce(&local, &worst, 1, MPI_LONG, MPI_MAX, world.comm), "MPI_Allreduce");
       if (round >= repetition.warmup) samples[k].push_back({t.total * 1e6, worst > 0});
     }
     if (session.is_root() && progress)
-      progress(to_string(scenario) + ": end to end (" + std::to_string(plans.size()) + " plans), round " +
-               std::to_string(round + 1) + "/" + std::to_string(repetition.warmup + repetition.repeats));
+      progress(to_string(scenario) + ": end to end, round " + std::to_string(round + 1) + " (" +
+               std::to_string(order.size()) + " of " + std::to_string(plans.size()) + " plans)" +
+               (round < repetition.warmup ? " warm-up" : ""));
   }
   std::vector<Observation> out;
   if (!session.is_root()) return out;
+  const auto spreads = summarize_set(samples, repetition.min_quiet(), repetition.keep_disturbed);
   for (std::size_t k = 0; k < plans.size(); ++k) {
     Observation o;
     o.scenario = scenario_index;
     o.phase = Phase::total;
     o.plan = plans[k];
-    o.measured = summarize(samples[k], repetition.min_quiet(), repetition.keep_disturbed);
+    o.measured = spreads[k];
     out.push_back(std::move(o));
   }
   return out;

@@ -18,14 +18,16 @@ namespace tessera::validation {
 /// How to repeat: `warmup` untimed rounds, then `repeats` timed rounds; every round
 /// visits each item once in a fresh random order (the same on every rank), so slow
 /// drifts of a noisy machine hit every item alike.
-/// A sample during which any rank was involuntarily descheduled is "disturbed"; the
-/// figures use the undisturbed ones when at least a third of the rounds are (see
-/// summarize()), unless keep_disturbed.
+/// A sample during which any rank was involuntarily descheduled is "disturbed". Rounds
+/// go on, visiting only items with fewer than `repeats` undisturbed samples, up to
+/// `max_rounds()`; then every item of the set is summarised from its undisturbed samples
+/// if each has enough, else from all of its samples (summarize_set), unless keep_disturbed.
 struct Repetition {
   int warmup = 1;
   int repeats = 9;
   bool keep_disturbed = false;
-  int min_quiet() const { return std::max(3, repeats / 3); }
+  int min_quiet() const { return std::max(3, repeats / 2); }
+  int max_rounds() const { return keep_disturbed ? repeats : 3 * repeats; }
 };
 
 /// Progress lines (root only).

@@ -56,6 +56,12 @@ struct Sample {
 /// Throws InvalidArgument when empty.
 Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_disturbed = false);
 
+/// Spreads of a set of items compared with each other (the plans of one scenario): the
+/// undisturbed samples of every item if each has at least `min_quiet` of them, else all
+/// samples of every item, so that no item is judged by quieter samples than another.
+std::vector<Spread> summarize_set(const std::vector<std::vector<Sample>>& samples, int min_quiet,
+                                  bool keep_disturbed = false);
+
 /// Phases validated; `total` is the whole pipeline end to end.
 enum class Phase { scatter, exchange, compute, gather, total };
 inline constexpr std::array kPhases{Phase::scatter, Phase::exchange, Phase::compute, Phase::gather,
