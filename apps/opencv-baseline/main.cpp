@@ -1,16 +1,14 @@
 // The program a user would otherwise write: OpenCV on one process, cv::sepFilter2D once
 // per derivative with tessera's kernels, OpenCV's default threading. Prints a JSON line
 // with the median and minimum time, the yardstick for tessera's performance.
-#include <boost/program_options.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
-#include <random>
-
+#include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
+#include <random>
 
 #include "tessera/gaussian.hpp"
 
@@ -39,7 +37,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
-    if (width < 1 || height < 1 || runs < 1 || warmup < 0) throw std::invalid_argument("sizes and runs must be positive");
+    if (width < 1 || height < 1 || runs < 1 || warmup < 0)
+      throw std::invalid_argument("sizes and runs must be positive");
     tessera::GaussianOptions o;
     o.sigma = sigma;
     auto k = tessera::kernels_for(o);
@@ -60,11 +59,14 @@ int main(int argc, char** argv) {
     }
     std::sort(times.begin(), times.end());
     const std::size_t n = times.size();
-    nlohmann::json j{{"width", width},     {"height", height},
-                     {"sigma", sigma},     {"runs", runs},
+    nlohmann::json j{{"width", width},
+                     {"height", height},
+                     {"sigma", sigma},
+                     {"runs", runs},
                      {"threads", cv::getNumThreads()},
                      {"median_s", n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2])},
-                     {"min_s", times.front()}, {"max_s", times.back()}};
+                     {"min_s", times.front()},
+                     {"max_s", times.back()}};
     std::cout << j.dump() << std::endl;
   } catch (const std::exception& e) {
     std::cerr << "tessera-opencv-baseline: error: " << e.what() << "\n";

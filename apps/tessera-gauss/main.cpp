@@ -1,15 +1,13 @@
 // tessera-gauss: Gaussian derivatives Lx, Ly, Lxx, Lxy, Lyy of an image, in parallel.
 // Reads like the sequential program it replaces: read, differentiate, write.
-#include <boost/program_options.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <random>
-
+#include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "tessera/error.hpp"
@@ -35,35 +33,42 @@ struct Options {
 };
 
 po::options_description describe_options(Options& o) {
-  po::options_description d("tessera-gauss: Gaussian derivatives (Lx, Ly, Lxx, Lxy, Lyy) of an image over MPI\n\n"
-                            "Usage: mpirun -n P tessera-gauss --input FILE --sigma S --output DIR [plan options]\n\n"
-                            "Writes DIR/<name>.tiff (32-bit float, one channel) and DIR/<name>.png (8-bit\n"
-                            "preview, 0 = mid-grey when the derivative has both signs) for each derivative.\n"
-                            "Colour input is converted to grey (0.299 R + 0.587 G + 0.114 B); 8-bit values\n"
-                            "stay 0..255, 16-bit 0..65535.\n\nOptions");
-  d.add_options()
-      ("help,h", po::bool_switch(&o.help), "show this help and exit")
-      ("version", po::bool_switch(&o.version), "show the version and exit")
-      ("input,i", po::value<fs::path>(&o.input), "image to read (anything OpenCV reads)")
-      ("sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0), "Gaussian scale, > 0 (pixels)")
-      ("radius", po::value<int>(), "override the kernel radius (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for orders 0, 1, 2)")
-      ("output,o", po::value<fs::path>(&o.output), "directory to write the results into (created if missing)")
-      ("plan", po::value<std::string>(&o.plan_mode)->default_value(o.plan_mode),
-       "auto: the scheduler picks processors, grid and algorithms for this machine from the\n"
-       "performance database; manual: use --grid/--scatter/--gather/--exchange (implied by\n"
-       "any of them)")
-      ("model", po::value<std::string>(&o.model)->default_value(o.model), "cost model for --plan auto (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc)")
-      ("perfdb", po::value<std::string>(), "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")
-      ("machine", po::value<std::string>(), "machine in the database to plan for (default: this host)")
-      ("grid", po::value<std::string>(&o.grid), "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips)")
-      ("scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter), "scatter algorithm: oft, sbt, mpi, bcast")
-      ("gather", po::value<std::string>(&o.gather)->default_value(o.gather), "gather algorithm: oft, sbt, mpi")
-      ("exchange", po::value<std::string>(&o.exchange)->default_value(o.exchange), "border exchange: 4step, nonblocking")
-      ("bench", po::value<int>(&o.bench), "benchmark: run the pipeline N times on a random --width x --height image made\n"
-                                          "in memory (no file I/O) and print a JSON summary as the last line of stdout")
-      ("width", po::value<int>(&o.width), "benchmark image width (pixels)")
-      ("height", po::value<int>(&o.height), "benchmark image height (pixels)")
-      ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "benchmark runs before timing starts");
+  po::options_description d(
+      "tessera-gauss: Gaussian derivatives (Lx, Ly, Lxx, Lxy, Lyy) of an image over MPI\n\n"
+      "Usage: mpirun -n P tessera-gauss --input FILE --sigma S --output DIR [plan options]\n\n"
+      "Writes DIR/<name>.tiff (32-bit float, one channel) and DIR/<name>.png (8-bit\n"
+      "preview, 0 = mid-grey when the derivative has both signs) for each derivative.\n"
+      "Colour input is converted to grey (0.299 R + 0.587 G + 0.114 B); 8-bit values\n"
+      "stay 0..255, 16-bit 0..65535.\n\nOptions");
+  d.add_options()("help,h", po::bool_switch(&o.help), "show this help and exit")(
+      "version", po::bool_switch(&o.version), "show the version and exit")(
+      "input,i", po::value<fs::path>(&o.input), "image to read (anything OpenCV reads)")(
+      "sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0), "Gaussian scale, > 0 (pixels)")(
+      "radius", po::value<int>(),
+      "override the kernel radius (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for orders 0, 1, 2)")(
+      "output,o", po::value<fs::path>(&o.output), "directory to write the results into (created if missing)")(
+      "plan", po::value<std::string>(&o.plan_mode)->default_value(o.plan_mode),
+      "auto: the scheduler picks processors, grid and algorithms for this machine from the\n"
+      "performance database; manual: use --grid/--scatter/--gather/--exchange (implied by\n"
+      "any of them)")("model", po::value<std::string>(&o.model)->default_value(o.model),
+                      "cost model for --plan auto (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc)")(
+      "perfdb", po::value<std::string>(),
+      "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")(
+      "machine", po::value<std::string>(), "machine in the database to plan for (default: this host)")(
+      "grid", po::value<std::string>(&o.grid),
+      "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips)")(
+      "scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter),
+      "scatter algorithm: oft, sbt, mpi, bcast")("gather",
+                                                 po::value<std::string>(&o.gather)->default_value(o.gather),
+                                                 "gather algorithm: oft, sbt, mpi")(
+      "exchange", po::value<std::string>(&o.exchange)->default_value(o.exchange),
+      "border exchange: 4step, nonblocking")(
+      "bench", po::value<int>(&o.bench),
+      "benchmark: run the pipeline N times on a random --width x --height image made\n"
+      "in memory (no file I/O) and print a JSON summary as the last line of stdout")(
+      "width", po::value<int>(&o.width), "benchmark image width (pixels)")(
+      "height", po::value<int>(&o.height), "benchmark image height (pixels)")(
+      "warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "benchmark runs before timing starts");
   return d;
 }
 
@@ -88,8 +93,10 @@ void write_results(const Options& o, const std::vector<tessera::Image>& results)
       const std::string name(tessera::to_string(o.gauss.derivatives[i]));
       for (const char* ext : {".tiff", ".png"}) {
         const fs::path path = o.output / (name + ext);
-        if (std::string(ext) == ".tiff") tessera::write_float_tiff(path, results[i]);
-        else tessera::write_png_preview(path, results[i]);
+        if (std::string(ext) == ".tiff")
+          tessera::write_float_tiff(path, results[i]);
+        else
+          tessera::write_png_preview(path, results[i]);
         written.push_back(path);
       }
     }
@@ -204,7 +211,8 @@ int run(const tessera::Session& session, int argc, char** argv) {
     if (o.manual) o.plan_mode = "manual";
     if (vm.count("bench")) {
       if (o.bench < 1) throw tessera::InvalidArgument("--bench needs a positive number of runs");
-      if (o.width < 1 || o.height < 1) throw tessera::InvalidArgument("--bench needs --width and --height >= 1");
+      if (o.width < 1 || o.height < 1)
+        throw tessera::InvalidArgument("--bench needs --width and --height >= 1");
       if (o.warmup < 0) throw tessera::InvalidArgument("--warmup must be >= 0");
     } else {
       if (o.input.empty()) throw tessera::InvalidArgument("--input is required (see --help)");
@@ -215,8 +223,10 @@ int run(const tessera::Session& session, int argc, char** argv) {
   });
   if (o.help || o.version) {
     if (session.is_root()) {
-      if (o.help) std::cout << desc << "\n";
-      else std::cout << "tessera-gauss " << TESSERA_VERSION << "\n";
+      if (o.help)
+        std::cout << desc << "\n";
+      else
+        std::cout << "tessera-gauss " << TESSERA_VERSION << "\n";
     }
     return 0;
   }
@@ -230,7 +240,8 @@ int run(const tessera::Session& session, int argc, char** argv) {
     image = tessera::read_image(o.input);
     std::error_code ec;
     fs::create_directories(o.output, ec);
-    if (!fs::is_directory(o.output)) throw tessera::IoError("cannot create output directory '" + o.output.string() + "'");
+    if (!fs::is_directory(o.output))
+      throw tessera::IoError("cannot create output directory '" + o.output.string() + "'");
   });
   if (o.plan_mode == "auto") plan = auto_plan(session, o, image.width(), image.height());
   if (session.is_root())

@@ -1,13 +1,13 @@
 #include "tessera/gaussian.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 #include <string>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "tessera/error.hpp"
 
@@ -96,10 +96,14 @@ void filter_group_line(const float* src, std::ptrdiff_t step, int n, const Kerne
 
 void filter_group(const float* src, std::ptrdiff_t step, int n, const KernelGroup& g) {
   switch (g.count) {
-    case 1: return filter_group_line<1>(src, step, n, g);
-    case 2: return filter_group_line<2>(src, step, n, g);
-    case 3: return filter_group_line<3>(src, step, n, g);
-    default: break;
+    case 1:
+      return filter_group_line<1>(src, step, n, g);
+    case 2:
+      return filter_group_line<2>(src, step, n, g);
+    case 3:
+      return filter_group_line<3>(src, step, n, g);
+    default:
+      break;
   }
 }
 
@@ -160,24 +164,36 @@ Kernel1D gaussian_kernel(double sigma, int order, std::optional<int> radius) {
 
 std::string_view to_string(Derivative d) {
   switch (d) {
-    case Derivative::L: return "L";
-    case Derivative::Lx: return "Lx";
-    case Derivative::Ly: return "Ly";
-    case Derivative::Lxx: return "Lxx";
-    case Derivative::Lxy: return "Lxy";
-    case Derivative::Lyy: return "Lyy";
+    case Derivative::L:
+      return "L";
+    case Derivative::Lx:
+      return "Lx";
+    case Derivative::Ly:
+      return "Ly";
+    case Derivative::Lxx:
+      return "Lxx";
+    case Derivative::Lxy:
+      return "Lxy";
+    case Derivative::Lyy:
+      return "Lyy";
   }
   return "?";
 }
 
 std::array<int, 2> orders_of(Derivative d) {
   switch (d) {
-    case Derivative::L: return {0, 0};
-    case Derivative::Lx: return {1, 0};
-    case Derivative::Ly: return {0, 1};
-    case Derivative::Lxx: return {2, 0};
-    case Derivative::Lxy: return {1, 1};
-    case Derivative::Lyy: return {0, 2};
+    case Derivative::L:
+      return {0, 0};
+    case Derivative::Lx:
+      return {1, 0};
+    case Derivative::Ly:
+      return {0, 1};
+    case Derivative::Lxx:
+      return {2, 0};
+    case Derivative::Lxy:
+      return {1, 1};
+    case Derivative::Lyy:
+      return {0, 2};
   }
   return {0, 0};
 }
@@ -248,8 +264,8 @@ void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel) {
   }
 }
 
-void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height,
-                        bool fill_x, bool fill_y) {
+void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height, bool fill_x,
+                        bool fill_y) {
   const int w = tile.width, h = tile.height;
   if (fill_x) {
     const bool left = box.x0 == 0, right = box.x1() == image_width;
@@ -306,8 +322,7 @@ std::vector<Image> gaussian_derivatives(const Image& image, const GaussianOption
   const int bw = image.width() + 2 * halo.x, bh = image.height() + 2 * halo.y;
   Image buffer(bw, bh);
   View tile = buffer.view().sub(halo.x, halo.y, image.width(), image.height());
-  for (int y = 0; y < image.height(); ++y)
-    std::copy_n(image.view().row(y), image.width(), tile.row(y));
+  for (int y = 0; y < image.height(); ++y) std::copy_n(image.view().row(y), image.width(), tile.row(y));
   const Box box = Partition(image.width(), image.height(), Grid{1, 1}).tile(0);
   mirror_image_edges(tile, halo, box, image.width(), image.height(), true, false);
   mirror_image_edges(tile, halo, box, image.width(), image.height(), false, true);

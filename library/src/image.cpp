@@ -1,10 +1,11 @@
 #include "tessera/image.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
-#include <sys/mman.h>
 
 namespace tessera::detail {
 
@@ -58,8 +59,8 @@ class Pool {
 
  private:
   std::mutex mutex_;
-  std::map<void*, std::size_t> sizes_;          // buffers in use
-  std::multimap<std::size_t, void*> cached_;    // free buffers by size
+  std::map<void*, std::size_t> sizes_;        // buffers in use
+  std::multimap<std::size_t, void*> cached_;  // free buffers by size
   std::size_t cached_bytes_ = 0;
 };
 

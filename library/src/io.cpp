@@ -1,12 +1,12 @@
 #include "tessera/io.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <string>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <string>
 
 #include "tessera/error.hpp"
 
@@ -16,11 +16,14 @@ namespace fs = std::filesystem;
 Image read_image(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw IoError("cannot read image '" + path.string() + "': no such file");
-  if (fs::is_directory(path, ec)) throw IoError("cannot read image '" + path.string() + "': it is a directory");
+  if (fs::is_directory(path, ec))
+    throw IoError("cannot read image '" + path.string() + "': it is a directory");
   cv::Mat m = cv::imread(path.string(), cv::IMREAD_ANYDEPTH | cv::IMREAD_ANYCOLOR);
   if (m.empty()) throw IoError("cannot read image '" + path.string() + "': not an image OpenCV can decode");
-  if (m.channels() == 3) cv::cvtColor(m, m, cv::COLOR_BGR2GRAY);
-  else if (m.channels() == 4) cv::cvtColor(m, m, cv::COLOR_BGRA2GRAY);
+  if (m.channels() == 3)
+    cv::cvtColor(m, m, cv::COLOR_BGR2GRAY);
+  else if (m.channels() == 4)
+    cv::cvtColor(m, m, cv::COLOR_BGRA2GRAY);
   else if (m.channels() != 1)
     throw IoError("cannot read image '" + path.string() + "': " + std::to_string(m.channels()) + " channels");
   cv::Mat f;
@@ -35,7 +38,8 @@ namespace {
 // Writes through a temporary file in the same folder and renames it, so a reader
 // (or a crash) never sees half a file.
 void write_atomically(const fs::path& path, const cv::Mat& m, const std::string& ext) {
-  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp" + std::to_string(::getpid()) + ext);
+  const fs::path tmp =
+      path.parent_path() / ("." + path.filename().string() + ".tmp" + std::to_string(::getpid()) + ext);
   bool ok = false;
   try {
     ok = cv::imwrite(tmp.string(), m);

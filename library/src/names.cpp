@@ -23,46 +23,62 @@ Enum parse_one_of(std::string_view what, std::string_view name, const std::array
 
 std::string_view to_string(ScatterAlgorithm a) {
   switch (a) {
-    case ScatterAlgorithm::oft: return "oft";
-    case ScatterAlgorithm::sbt: return "sbt";
-    case ScatterAlgorithm::mpi: return "mpi";
-    case ScatterAlgorithm::bcast: return "bcast";
+    case ScatterAlgorithm::oft:
+      return "oft";
+    case ScatterAlgorithm::sbt:
+      return "sbt";
+    case ScatterAlgorithm::mpi:
+      return "mpi";
+    case ScatterAlgorithm::bcast:
+      return "bcast";
   }
   return "?";
 }
 
 std::string_view to_string(GatherAlgorithm a) {
   switch (a) {
-    case GatherAlgorithm::oft: return "oft";
-    case GatherAlgorithm::sbt: return "sbt";
-    case GatherAlgorithm::mpi: return "mpi";
+    case GatherAlgorithm::oft:
+      return "oft";
+    case GatherAlgorithm::sbt:
+      return "sbt";
+    case GatherAlgorithm::mpi:
+      return "mpi";
   }
   return "?";
 }
 
 std::string_view to_string(ExchangeAlgorithm a) {
   switch (a) {
-    case ExchangeAlgorithm::four_step: return "4step";
-    case ExchangeAlgorithm::nonblocking: return "nonblocking";
+    case ExchangeAlgorithm::four_step:
+      return "4step";
+    case ExchangeAlgorithm::nonblocking:
+      return "nonblocking";
   }
   return "?";
 }
 
 std::string_view to_string(Path p) {
   switch (p) {
-    case Path::send: return "send";
-    case Path::recv: return "recv";
-    case Path::full: return "full";
+    case Path::send:
+      return "send";
+    case Path::recv:
+      return "recv";
+    case Path::full:
+      return "full";
   }
   return "?";
 }
 
 std::string_view to_string(Layout l) {
   switch (l) {
-    case Layout::cc: return "cc";
-    case Layout::cn: return "cn";
-    case Layout::nc: return "nc";
-    case Layout::nn: return "nn";
+    case Layout::cc:
+      return "cc";
+    case Layout::cn:
+      return "cn";
+    case Layout::nc:
+      return "nc";
+    case Layout::nn:
+      return "nn";
   }
   return "?";
 }

@@ -13,8 +13,7 @@ std::string to_string(Grid g) { return std::to_string(g.x) + "x" + std::to_strin
 
 Grid parse_grid(std::string_view text) {
   auto bad = [&] {
-    return InvalidArgument("bad grid '" + std::string(text) +
-                           "' (expected XxY with X, Y >= 1, e.g. 2x3)");
+    return InvalidArgument("bad grid '" + std::string(text) + "' (expected XxY with X, Y >= 1, e.g. 2x3)");
   };
   auto sep = text.find_first_of("xX");
   if (sep == std::string_view::npos) throw bad();
@@ -55,16 +54,15 @@ int part_offset(int n, int p, int i) {
 
 Partition::Partition(int width, int height, Grid grid) : width_(width), height_(height), grid_(grid) {
   if (width < 1 || height < 1)
-    throw InvalidArgument("image size " + std::to_string(width) + "x" + std::to_string(height) +
-                          " is empty");
+    throw InvalidArgument("image size " + std::to_string(width) + "x" + std::to_string(height) + " is empty");
   if (grid.x < 1 || grid.y < 1) throw InvalidArgument("grid " + to_string(grid) + " is empty");
 }
 
 Box Partition::tile(int rank) const {
   assert(rank >= 0 && rank < procs());
   int c = grid_.column_of(rank), r = grid_.row_of(rank);
-  return Box{part_offset(width_, grid_.x, c), part_offset(height_, grid_.y, r),
-             part_size(width_, grid_.x, c), part_size(height_, grid_.y, r)};
+  return Box{part_offset(width_, grid_.x, c), part_offset(height_, grid_.y, r), part_size(width_, grid_.x, c),
+             part_size(height_, grid_.y, r)};
 }
 
 int Partition::neighbour(int rank, int dx, int dy) const {
@@ -76,8 +74,8 @@ int Partition::neighbour(int rank, int dx, int dy) const {
 std::string infeasibility(const Partition& p, Halo halo) {
   auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
   if (p.width() <= halo.x || p.height() <= halo.y)
-    return "image " + size(p.width(), p.height()) + " is not larger than the border " +
-           size(halo.x, halo.y) + " needed by the kernels";
+    return "image " + size(p.width(), p.height()) + " is not larger than the border " + size(halo.x, halo.y) +
+           " needed by the kernels";
   if (p.grid().x > 1 && p.min_tile_width() < halo.x)
     return "grid " + to_string(p.grid()) + " gives tiles " + std::to_string(p.min_tile_width()) +
            " px wide, narrower than the border width " + std::to_string(halo.x);
@@ -145,10 +143,14 @@ Plan parse_plan(std::string_view text) {
     auto eq = word.find('=');
     if (eq == std::string_view::npos) throw InvalidArgument("bad plan '" + std::string(text) + "'");
     auto key = word.substr(0, eq), value = word.substr(eq + 1);
-    if (key == "scatter") plan.scatter = parse_scatter(value);
-    else if (key == "gather") plan.gather = parse_gather(value);
-    else if (key == "exchange") plan.exchange = parse_exchange(value);
-    else throw InvalidArgument("bad plan '" + std::string(text) + "'");
+    if (key == "scatter")
+      plan.scatter = parse_scatter(value);
+    else if (key == "gather")
+      plan.gather = parse_gather(value);
+    else if (key == "exchange")
+      plan.exchange = parse_exchange(value);
+    else
+      throw InvalidArgument("bad plan '" + std::string(text) + "'");
   }
   if (first) throw InvalidArgument("empty plan");
   return plan;

@@ -1,6 +1,6 @@
 #pragma once
-// Path/Layout names as stored in the database and in files. They equal SPEC's
-// canonical names; kept here so perfdb does not need the core library to link.
+// Path/Layout names as stored in the database and in files: SPEC's canonical names
+// from tessera::core, with perfdb's own error wording for files.
 #include <optional>
 #include <string_view>
 

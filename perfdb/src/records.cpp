@@ -62,31 +62,9 @@ Machine local_machine() {
 
 namespace detail {
 
-std::string_view path_name(Path p) {
-  switch (p) {
-    case Path::send:
-      return "send";
-    case Path::recv:
-      return "recv";
-    case Path::full:
-      return "full";
-  }
-  return "send";
-}
+std::string_view path_name(Path p) { return to_string(p); }
 
-std::string_view layout_name(Layout l) {
-  switch (l) {
-    case Layout::cc:
-      return "cc";
-    case Layout::cn:
-      return "cn";
-    case Layout::nc:
-      return "nc";
-    case Layout::nn:
-      return "nn";
-  }
-  return "cc";
-}
+std::string_view layout_name(Layout l) { return to_string(l); }
 
 std::optional<Path> path_from(std::string_view s) {
   for (Path p : kPaths)

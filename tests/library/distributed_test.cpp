@@ -1,12 +1,13 @@
 // Runs under mpiexec at several P: every grid, every scatter x gather x exchange
 // algorithm, against the sequential result bit for bit.
+#include "tessera/distributed.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 
 #include "comm.hpp"
-#include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
 #include "tessera/pipeline.hpp"
 #include "tessera/session.hpp"
@@ -33,7 +34,8 @@ Image random_image(int w, int h, unsigned seed) {
 
 bool bit_equal(const Image& a, const Image& b) {
   return a.width() == b.width() && a.height() == b.height() &&
-         std::memcmp(a.data(), b.data(), sizeof(float) * std::size_t(a.width()) * std::size_t(a.height())) == 0;
+         std::memcmp(a.data(), b.data(), sizeof(float) * std::size_t(a.width()) * std::size_t(a.height())) ==
+             0;
 }
 
 struct Case {

@@ -1,14 +1,14 @@
 // Kernels and sequential derivatives against analytic responses and an independent
 // OpenCV reference (sepFilter2D with the same taps, BORDER_REFLECT_101).
+#include "tessera/gaussian.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <opencv2/imgproc.hpp>
 #include <random>
 
-#include <opencv2/imgproc.hpp>
-
 #include "tessera/error.hpp"
-#include "tessera/gaussian.hpp"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,7 @@
 // Decomposition arithmetic, exchange plans and the SBT tree, simulated for many P
 // in plain loops: no MPI.
+#include "tessera/partition.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "tessera/error.hpp"
-#include "tessera/partition.hpp"
 #include "tessera/plan.hpp"
 #include "tessera/tree.hpp"
 

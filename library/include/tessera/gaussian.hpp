@@ -69,17 +69,17 @@ std::string_view to_string(Axis a);
 /// the x passes that follow need them; passes along x produce w x h pixels.
 struct FilterPass {
   Axis axis = Axis::x;
-  int taps = 1;       ///< kernel size (2 * radius + 1)
-  int order = 0;      ///< derivative order of the kernel (0, 1, 2)
+  int taps = 1;   ///< kernel size (2 * radius + 1)
+  int order = 0;  ///< derivative order of the kernel (0, 1, 2)
 };
 
 /// Everything the scheduler needs about one run of the derivative pipeline.
 struct PipelineDescription {
-  int width = 0, height = 0;   ///< whole image, pixels
-  Halo halo;                   ///< border width along x and y
-  int scatters = 1;            ///< images scattered from the root
-  int exchanges = 1;           ///< border exchanges per run
-  int gathers = 0;             ///< images gathered to the root (one per derivative)
+  int width = 0, height = 0;       ///< whole image, pixels
+  Halo halo;                       ///< border width along x and y
+  int scatters = 1;                ///< images scattered from the root
+  int exchanges = 1;               ///< border exchanges per run
+  int gathers = 0;                 ///< images gathered to the root (one per derivative)
   std::vector<FilterPass> passes;  ///< per exchange, on every tile
 };
 
@@ -100,8 +100,8 @@ inline long long pass_pixels(const FilterPass& p, int w, int h, Halo halo) {
 /// Only sides on the image edge are written. The x-sides are filled for the tile's
 /// own rows; call with fill_y=false before the y-exchange and fill_x=false after it
 /// to get corners right. Local.
-void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height,
-                        bool fill_x, bool fill_y);
+void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height, bool fill_x,
+                        bool fill_y);
 
 /// One 1-D filter pass, the library's compute primitive: dst(x, y) =
 /// sum_k taps[radius + k] * src(x + k, y) for Axis::x (src(x, y + k) for Axis::y).

@@ -1,7 +1,7 @@
 #pragma once
 // Non-owning views of row-major float images, and a small owning image. Pure.
-#include <cassert>
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <memory>
 
@@ -15,9 +15,7 @@ struct BasicView {
   int height = 0;
   std::ptrdiff_t stride = 0;
 
-  T& at(int x, int y) const {
-    return data[std::ptrdiff_t(y) * stride + x];
-  }
+  T& at(int x, int y) const { return data[std::ptrdiff_t(y) * stride + x]; }
   T* row(int y) const { return data + std::ptrdiff_t(y) * stride; }
   /// The view of the w x h rectangle whose top-left pixel is (x, y) (may be negative
   /// when this view is itself the interior of a larger, haloed buffer).
@@ -44,7 +42,9 @@ class Image {
   Image() = default;
   /// Uninitialised pixels: the caller writes every one.
   Image(int width, int height)
-      : width_(width), height_(height), pixels_(detail::allocate_floats(std::size_t(width) * std::size_t(height))) {}
+      : width_(width),
+        height_(height),
+        pixels_(detail::allocate_floats(std::size_t(width) * std::size_t(height))) {}
   Image(int width, int height, float value) : Image(width, height) {
     std::fill_n(pixels_.get(), pixel_count(), value);
   }

@@ -25,8 +25,7 @@ inline constexpr std::array kScatterAlgorithms{ScatterAlgorithm::oft, ScatterAlg
                                                ScatterAlgorithm::mpi, ScatterAlgorithm::bcast};
 inline constexpr std::array kGatherAlgorithms{GatherAlgorithm::oft, GatherAlgorithm::sbt,
                                               GatherAlgorithm::mpi};
-inline constexpr std::array kExchangeAlgorithms{ExchangeAlgorithm::four_step,
-                                                ExchangeAlgorithm::nonblocking};
+inline constexpr std::array kExchangeAlgorithms{ExchangeAlgorithm::four_step, ExchangeAlgorithm::nonblocking};
 inline constexpr std::array kPaths{Path::send, Path::recv, Path::full};
 inline constexpr std::array kLayouts{Layout::cc, Layout::cn, Layout::nc, Layout::nn};
 

@@ -16,7 +16,10 @@ using detail::Comm;
 using detail::Datatype;
 
 Tile::Tile(const Partition& partition, int rank, Halo halo)
-    : partition_(partition), rank_(rank), box_(partition.tile(rank)), halo_(halo),
+    : partition_(partition),
+      rank_(rank),
+      box_(partition.tile(rank)),
+      halo_(halo),
       buffer_(box_.width + 2 * halo.x, box_.height + 2 * halo.y) {}
 
 namespace {
@@ -25,9 +28,7 @@ constexpr int kScatterTag = 101;
 constexpr int kGatherTag = 102;
 constexpr int kExchangeTag = 103;
 
-std::ptrdiff_t offset_in(const Box& b, int image_width) {
-  return std::ptrdiff_t(b.y0) * image_width + b.x0;
-}
+std::ptrdiff_t offset_in(const Box& b, int image_width) { return std::ptrdiff_t(b.y0) * image_width + b.x0; }
 
 std::vector<Box> tiles_of(const Partition& p, int first, int last) {
   std::vector<Box> boxes;
@@ -199,8 +200,8 @@ Tile scatter_mpi(const Comm& c, const Image& image, const Partition& p, Halo hal
         counts[std::size_t(r)] = bands ? int(b.area()) : 1;
         displs[std::size_t(r)] = int(offset_in(b, p.width()));
       }
-      check(MPI_Scatterv(send, counts.data(), displs.data(), send_type, mine.data(), int(mine.view().width) * mine.height(),
-                         MPI_FLOAT, 0, c.comm),
+      check(MPI_Scatterv(send, counts.data(), displs.data(), send_type, mine.data(),
+                         int(mine.view().width) * mine.height(), MPI_FLOAT, 0, c.comm),
             "MPI_Scatterv");
       break;
     }
@@ -220,7 +221,8 @@ Tile scatter_bcast(const Comm& c, const Image& image, const Partition& p, Halo h
   Tile tile(p, c.rank, halo);
   const Box& b = tile.box();
   if (c.rank == 0) {
-    check(MPI_Bcast(const_cast<float*>(image.data()), int(p.image().area()), MPI_FLOAT, 0, c.comm), "MPI_Bcast");
+    check(MPI_Bcast(const_cast<float*>(image.data()), int(p.image().area()), MPI_FLOAT, 0, c.comm),
+          "MPI_Bcast");
     put_own_tile(image.view().sub(b.x0, b.y0, b.width, b.height), tile);
   } else {
     Image whole(p.width(), p.height());
@@ -240,7 +242,8 @@ void gather_oft(const Comm& c, ConstView local, const Partition& p, Image& whole
   for (int r = 1; r < c.size; ++r) {
     const Box b = p.tile(r);
     Datatype t = block_type(b.width, b.height, p.width());
-    check(MPI_Recv(whole.data() + offset_in(b, p.width()), 1, t.get(), r, kGatherTag, c.comm, MPI_STATUS_IGNORE),
+    check(MPI_Recv(whole.data() + offset_in(b, p.width()), 1, t.get(), r, kGatherTag, c.comm,
+                   MPI_STATUS_IGNORE),
           "MPI_Recv");
   }
 }
@@ -284,8 +287,9 @@ void gather_mpi(const Comm& c, ConstView local, const Partition& p, Image& whole
         counts[std::size_t(r)] = bands ? int(b.area()) : 1;
         displs[std::size_t(r)] = int(offset_in(b, p.width()));
       }
-      check(MPI_Gatherv(mine.data(), mine.width() * mine.height(), MPI_FLOAT, c.rank == 0 ? whole.data() : nullptr,
-                        counts.data(), displs.data(), recv_type, 0, c.comm),
+      check(MPI_Gatherv(mine.data(), mine.width() * mine.height(), MPI_FLOAT,
+                        c.rank == 0 ? whole.data() : nullptr, counts.data(), displs.data(), recv_type, 0,
+                        c.comm),
             "MPI_Gatherv");
       break;
     }
@@ -340,8 +344,8 @@ void exchange_four_step(const Comm& c, Tile& tile) {
     check(MPI_Sendrecv(l.send_at, l.send_to == MPI_PROC_NULL ? 0 : 1,
                        l.send_to == MPI_PROC_NULL ? MPI_FLOAT : l.send_type.get(), l.send_to, kExchangeTag,
                        l.recv_at, l.recv_from == MPI_PROC_NULL ? 0 : 1,
-                       l.recv_from == MPI_PROC_NULL ? MPI_FLOAT : l.recv_type.get(), l.recv_from, kExchangeTag,
-                       c.comm, MPI_STATUS_IGNORE),
+                       l.recv_from == MPI_PROC_NULL ? MPI_FLOAT : l.recv_type.get(), l.recv_from,
+                       kExchangeTag, c.comm, MPI_STATUS_IGNORE),
           "MPI_Sendrecv");
     if (i == 1) mirror(tile, true, false);  // x-edges before the rows go up and down
   }
@@ -358,14 +362,16 @@ void exchange_nonblocking(const Comm& c, Tile& tile) {
       const LocalStep& l = locals[i];
       if (l.recv_from == MPI_PROC_NULL) continue;
       requests.emplace_back();
-      check(MPI_Irecv(l.recv_at, 1, l.recv_type.get(), l.recv_from, kExchangeTag + int(i), c.comm, &requests.back()),
+      check(MPI_Irecv(l.recv_at, 1, l.recv_type.get(), l.recv_from, kExchangeTag + int(i), c.comm,
+                      &requests.back()),
             "MPI_Irecv");
     }
     for (std::size_t i = 0; i < locals.size(); ++i) {
       const LocalStep& l = locals[i];
       if (l.send_to == MPI_PROC_NULL) continue;
       requests.emplace_back();
-      check(MPI_Isend(l.send_at, 1, l.send_type.get(), l.send_to, kExchangeTag + int(i), c.comm, &requests.back()),
+      check(MPI_Isend(l.send_at, 1, l.send_type.get(), l.send_to, kExchangeTag + int(i), c.comm,
+                      &requests.back()),
             "MPI_Isend");
     }
     check(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
@@ -376,31 +382,44 @@ void exchange_nonblocking(const Comm& c, Tile& tile) {
 }  // namespace
 
 Tile scatter(const Comm& c, const Image& image, const Partition& p, Halo halo, ScatterAlgorithm algorithm) {
-  if (c.size != p.procs()) throw InfeasiblePlan("scatter over " + std::to_string(c.size) + " ranks with grid " + to_string(p.grid()));
+  if (c.size != p.procs())
+    throw InfeasiblePlan("scatter over " + std::to_string(c.size) + " ranks with grid " +
+                         to_string(p.grid()));
   switch (algorithm) {
-    case ScatterAlgorithm::oft: return scatter_oft(c, image, p, halo);
-    case ScatterAlgorithm::sbt: return scatter_sbt(c, image, p, halo);
-    case ScatterAlgorithm::mpi: return scatter_mpi(c, image, p, halo);
-    case ScatterAlgorithm::bcast: return scatter_bcast(c, image, p, halo);
+    case ScatterAlgorithm::oft:
+      return scatter_oft(c, image, p, halo);
+    case ScatterAlgorithm::sbt:
+      return scatter_sbt(c, image, p, halo);
+    case ScatterAlgorithm::mpi:
+      return scatter_mpi(c, image, p, halo);
+    case ScatterAlgorithm::bcast:
+      return scatter_bcast(c, image, p, halo);
   }
   throw InvalidArgument("unknown scatter algorithm");
 }
 
 void exchange_borders(const Comm& c, Tile& tile, ExchangeAlgorithm algorithm) {
   switch (algorithm) {
-    case ExchangeAlgorithm::four_step: return exchange_four_step(c, tile);
-    case ExchangeAlgorithm::nonblocking: return exchange_nonblocking(c, tile);
+    case ExchangeAlgorithm::four_step:
+      return exchange_four_step(c, tile);
+    case ExchangeAlgorithm::nonblocking:
+      return exchange_nonblocking(c, tile);
   }
 }
 
-void gather_into(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm, Image& whole) {
-  if (c.size != p.procs()) throw InfeasiblePlan("gather over " + std::to_string(c.size) + " ranks with grid " + to_string(p.grid()));
+void gather_into(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm,
+                 Image& whole) {
+  if (c.size != p.procs())
+    throw InfeasiblePlan("gather over " + std::to_string(c.size) + " ranks with grid " + to_string(p.grid()));
   if (c.rank == 0 && (whole.width() != p.width() || whole.height() != p.height()))
     throw InvalidArgument("gather_into: destination is not image-sized");
   switch (algorithm) {
-    case GatherAlgorithm::oft: return gather_oft(c, local, p, whole);
-    case GatherAlgorithm::sbt: return gather_sbt(c, local, p, whole);
-    case GatherAlgorithm::mpi: return gather_mpi(c, local, p, whole);
+    case GatherAlgorithm::oft:
+      return gather_oft(c, local, p, whole);
+    case GatherAlgorithm::sbt:
+      return gather_sbt(c, local, p, whole);
+    case GatherAlgorithm::mpi:
+      return gather_mpi(c, local, p, whole);
   }
 }
 

@@ -1,8 +1,8 @@
 #include "tessera/pipeline.hpp"
 
-#include <string>
-
 #include <tbb/global_control.h>
+
+#include <string>
 
 #include "comm.hpp"
 #include "tessera/distributed.hpp"
@@ -10,8 +10,8 @@
 
 namespace tessera {
 
-std::vector<Image> gaussian_derivatives(const Session& session, const Image& image, const GaussianOptions& options,
-                                        const Plan& plan, PhaseTimes* times) {
+std::vector<Image> gaussian_derivatives(const Session& session, const Image& image,
+                                        const GaussianOptions& options, const Plan& plan, PhaseTimes* times) {
   const detail::Comm& world = session.comm();
   int size[2] = {image.width(), image.height()};
   detail::check(MPI_Bcast(size, 2, MPI_INT, 0, world.comm), "MPI_Bcast");

@@ -1,15 +1,15 @@
 #include "tessera/session.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <string>
 #include <thread>
-#include <sys/resource.h>
 
 #include "comm.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
-
 
 Session::Session(int& argc, char**& argv) {
   int initialized = 0;
@@ -98,10 +98,14 @@ void Session::agree(const std::function<void()>& step) const {
   message.resize(std::size_t(header[0]));
   detail::check(MPI_Bcast(message.data(), header[0], MPI_CHAR, first_failed, comm_->comm), "MPI_Bcast");
   switch (header[1]) {
-    case 1: throw InvalidArgument(message);
-    case 2: throw InfeasiblePlan(message);
-    case 3: throw IoError(message);
-    default: throw Error(message);
+    case 1:
+      throw InvalidArgument(message);
+    case 2:
+      throw InfeasiblePlan(message);
+    case 3:
+      throw IoError(message);
+    default:
+      throw Error(message);
   }
 }
 
