@@ -20,7 +20,8 @@ namespace tessera::validation {
 /// drifts of a noisy machine hit every item alike.
 /// A sample during which any rank was involuntarily descheduled is "disturbed". Rounds
 /// go on, visiting only items with fewer than `repeats` undisturbed samples, up to
-/// `max_rounds()`; then every item of the set is summarised from its undisturbed samples
+/// `max_rounds()` (extra rounds only while at least two thirds of the samples so far are
+/// undisturbed); then every item of the set is summarised from its undisturbed samples
 /// if each has enough, else from all of its samples (summarize_set), unless keep_disturbed.
 struct Repetition {
   int warmup = 1;
