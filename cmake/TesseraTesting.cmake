@@ -12,7 +12,7 @@ include(GoogleTest)
 set(TESSERA_MPI_TEST_ENV
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
-    OMPI_MCA_btl_vader_single_copy_mechanism=none)
+    OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none)
 
 function(tessera_add_unit_test name)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})

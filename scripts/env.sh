@@ -3,3 +3,6 @@
 # need oversubscription.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# tessera gives the cores a plan leaves free to the working ranks as threads; binding
+# each rank to one core (Open MPI's default for small runs) would forbid that.
+export OMPI_MCA_hwloc_base_binding_policy=none

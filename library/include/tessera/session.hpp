@@ -28,7 +28,9 @@ class Session {
   int rank() const;
   int size() const;
   /// Compute threads a rank uses when world ranks 0..active_procs-1 work: this node's
-  /// cores divided by the working ranks on it (at least 1). Local.
+  /// cores divided by the working ranks on it, at least 1 and at most the cores the
+  /// process is bound to (run mpirun with --bind-to none to let ranks use the cores
+  /// a plan leaves free; scripts/env.sh does). Local.
   int threads_for(int active_procs) const;
   bool is_root() const { return rank() == 0; }
 

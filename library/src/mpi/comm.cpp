@@ -1,6 +1,8 @@
 #include "comm.hpp"
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "tessera/error.hpp"
@@ -68,6 +70,20 @@ Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdi
         "MPI_Type_create_struct");
   check(MPI_Type_commit(&t), "MPI_Type_commit");
   return Datatype(t);
+}
+
+void gentle_barrier(const Comm& c, bool sleepy) {
+  MPI_Request request;
+  check(MPI_Ibarrier(c.comm, &request), "MPI_Ibarrier");
+  if (!sleepy) {
+    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    return;
+  }
+  for (int done = 0;;) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 bool contiguous_in_image(const std::vector<Box>& boxes, int image_width) {

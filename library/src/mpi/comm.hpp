@@ -51,6 +51,10 @@ Datatype block_type(int width, int height, std::ptrdiff_t stride);
 Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdiff_t>& offsets,
                      std::ptrdiff_t stride);
 
+/// A barrier over `comm`; with `sleepy`, this rank polls it with short sleeps instead
+/// of spinning, leaving its core to ranks that still compute. Collective.
+void gentle_barrier(const Comm& comm, bool sleepy);
+
 /// True when the blocks of a subtree lie back to back in memory in rank order,
 /// so they travel as one contiguous message.
 bool contiguous_in_image(const std::vector<Box>& boxes, int image_width);

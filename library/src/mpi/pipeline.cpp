@@ -34,7 +34,11 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   if (plan.procs() < world.size) {
     detail::check(MPI_Comm_split(world.comm, world.rank < plan.procs() ? 0 : MPI_UNDEFINED, world.rank, &sub),
                   "MPI_Comm_split");
-    if (sub == MPI_COMM_NULL) return {};
+    if (sub == MPI_COMM_NULL) {
+      // Idle: wait for the working ranks without spinning on a core they could use.
+      detail::gentle_barrier(world, true);
+      return {};
+    }
     MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
   }
   detail::Comm comm(sub, sub != world.comm);
@@ -82,6 +86,7 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   }
   phase(times ? &times->gather : nullptr);
   if (times) times->total = mark - t0;
+  if (plan.procs() < world.size) detail::gentle_barrier(world, false);
   return result;
 }
 

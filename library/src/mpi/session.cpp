@@ -1,5 +1,6 @@
 #include "tessera/session.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,7 +38,12 @@ Session::Session(int& argc, char**& argv) {
 }
 
 int Session::threads_for(int active_procs) const {
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  // The cores this process may run on: mpirun binds each rank to one core by default,
+  // and then extra threads would only take turns on it.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  const int cores = std::min(allowed, int(std::max(1u, std::thread::hardware_concurrency())));
   const auto active = std::count_if(node_world_ranks_.begin(), node_world_ranks_.end(),
                                     [&](int r) { return r < active_procs; });
   return std::max(1, cores / int(std::max<std::ptrdiff_t>(1, active)));
