@@ -43,7 +43,7 @@ void write_atomically(const fs::path& path, const cv::Mat& m, const std::string&
   bool ok = false;
   try {
     ok = cv::imwrite(tmp.string(), m);
-  } catch (const cv::Exception& e) {
+  } catch (const cv::Exception&) {
     ok = false;
   }
   std::error_code ec;

@@ -154,6 +154,26 @@ Datatype resized_tile_type(const Partition& p) {
   return Datatype(t);
 }
 
+// Scatterv/Gatherv arguments at the root for row bands (counts in floats) or equal
+// tiles (one resized vector type, displacements at the tile origins).
+struct RootV {
+  std::vector<int> counts, displs;
+  Datatype owned;
+  MPI_Datatype type = MPI_FLOAT;
+  RootV(const Comm& c, const Partition& p) : counts(std::size_t(c.size)), displs(std::size_t(c.size)) {
+    const bool bands = mpi_shape(p) == MpiShape::bands;
+    if (!bands) {
+      owned = resized_tile_type(p);
+      type = owned.get();
+    }
+    for (int r = 0; r < c.size; ++r) {
+      const Box b = p.tile(r);
+      counts[std::size_t(r)] = bands ? int(b.area()) : 1;
+      displs[std::size_t(r)] = int(offset_in(b, p.width()));
+    }
+  }
+};
+
 // Alltoallw arguments for "root exchanges one tile with every rank".
 struct RootOnlyW {
   std::vector<int> root_counts, root_displs, peer_counts, peer_displs;
@@ -187,20 +207,8 @@ Tile scatter_mpi(const Comm& c, const Image& image, const Partition& p, Halo hal
   switch (mpi_shape(p)) {
     case MpiShape::bands:
     case MpiShape::uniform: {
-      std::vector<int> counts(std::size_t(c.size)), displs(std::size_t(c.size));
-      Datatype type;
-      MPI_Datatype send_type = MPI_FLOAT;
-      const bool bands = mpi_shape(p) == MpiShape::bands;
-      if (!bands) {
-        type = resized_tile_type(p);
-        send_type = type.get();
-      }
-      for (int r = 0; r < c.size; ++r) {
-        const Box b = p.tile(r);
-        counts[std::size_t(r)] = bands ? int(b.area()) : 1;
-        displs[std::size_t(r)] = int(offset_in(b, p.width()));
-      }
-      check(MPI_Scatterv(send, counts.data(), displs.data(), send_type, mine.data(),
+      RootV v(c, p);
+      check(MPI_Scatterv(send, v.counts.data(), v.displs.data(), v.type, mine.data(),
                          int(mine.view().width) * mine.height(), MPI_FLOAT, 0, c.comm),
             "MPI_Scatterv");
       break;
@@ -274,21 +282,9 @@ void gather_mpi(const Comm& c, ConstView local, const Partition& p, Image& whole
   switch (mpi_shape(p)) {
     case MpiShape::bands:
     case MpiShape::uniform: {
-      std::vector<int> counts(std::size_t(c.size)), displs(std::size_t(c.size));
-      Datatype type;
-      MPI_Datatype recv_type = MPI_FLOAT;
-      const bool bands = mpi_shape(p) == MpiShape::bands;
-      if (!bands) {
-        type = resized_tile_type(p);
-        recv_type = type.get();
-      }
-      for (int r = 0; r < c.size; ++r) {
-        const Box b = p.tile(r);
-        counts[std::size_t(r)] = bands ? int(b.area()) : 1;
-        displs[std::size_t(r)] = int(offset_in(b, p.width()));
-      }
+      RootV v(c, p);
       check(MPI_Gatherv(mine.data(), mine.width() * mine.height(), MPI_FLOAT,
-                        c.rank == 0 ? whole.data() : nullptr, counts.data(), displs.data(), recv_type, 0,
+                        c.rank == 0 ? whole.data() : nullptr, v.counts.data(), v.displs.data(), v.type, 0,
                         c.comm),
             "MPI_Gatherv");
       break;
