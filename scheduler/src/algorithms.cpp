@@ -109,24 +109,33 @@ std::vector<Segment> segments_from_root(const Placement& pl, int P) {
   return {{1, rpn, Level::intra}, {rpn, P, Level::inter}};
 }
 
-double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
-  const Layout lay = g.X == 1 ? Layout::cc : Layout::nc;
-  const auto segs = segments_from_root(pl, g.P);
-  struct Cls {
-    Rect rect;
-    double S, F, R;
-    int seg;
-  };
-  std::vector<Cls> cls;
+// The root's flat-tree messages fall in at most 4 tile shapes x 2 levels; each class
+// carries its send, full-path and receive times. `full` prices a class's full path.
+struct TileClass {
+  Rect rect;
+  double S, F, R;
+  int seg;
+};
+template <class FullPath>
+std::vector<TileClass> tile_classes(const CostModel& m, const Geometry& g, const std::vector<Segment>& segs,
+                                    Layout lay, FullPath full) {
+  std::vector<TileClass> cls;
   for (std::size_t s = 0; s < segs.size(); ++s)
     for (int cw = 0; cw < 2; ++cw)
       for (int ch = 0; ch < 2; ++ch) {
         const Rect rc = class_rect(g, cw, ch);
         if (rc.empty()) continue;
         const double b = 4.0 * double(g.wq + cw) * double(g.hq + ch);
-        cls.push_back({rc, m.send(lay, b, segs[s].level), m.full(lay, b, segs[s].level),
-                       m.recv(lay, b, segs[s].level), int(s)});
+        cls.push_back({rc, m.send(lay, b, segs[s].level), full(b, segs[s].level), m.recv(lay, b, segs[s].level),
+                       int(s)});
       }
+  return cls;
+}
+
+double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
+  const Layout lay = g.X == 1 ? Layout::cc : Layout::nc;
+  const auto segs = segments_from_root(pl, g.P);
+  const auto cls = tile_classes(m, g, segs, lay, [&](double b, Level lv) { return m.full(lay, b, lv); });
   auto sends_before = [&](int n) {  // root's send time spent on ranks [1, n)
     double t = 0;
     for (const auto& c : cls) {
@@ -148,22 +157,10 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
 double oft_gather_fast(const CostModel& m, const Geometry& g, const Placement& pl) {
   const Layout lay = g.X == 1 ? Layout::cc : Layout::cn;
   const auto segs = segments_from_root(pl, g.P);
-  struct Cls {
-    Rect rect;
-    double S, F, R;
-    int seg;
-  };
-  std::vector<Cls> cls;
-  for (std::size_t s = 0; s < segs.size(); ++s)
-    for (int cw = 0; cw < 2; ++cw)
-      for (int ch = 0; ch < 2; ++ch) {
-        const Rect rc = class_rect(g, cw, ch);
-        if (rc.empty()) continue;
-        const double b = 4.0 * double(g.wq + cw) * double(g.hq + ch);
-        Message msg{Path::full, lay, b, segs[s].level, std::max(1, g.P - 1), g.P};
-        const double F = m.time_us(msg);
-        cls.push_back({rc, m.send(lay, b, segs[s].level), F, m.recv(lay, b, segs[s].level), int(s)});
-      }
+  // All P-1 senders converge on the root: priced as one message of that pattern.
+  const auto cls = tile_classes(m, g, segs, lay, [&](double b, Level lv) {
+    return m.time_us(Message{Path::full, lay, b, lv, std::max(1, g.P - 1), g.P});
+  });
   auto recvs_after = [&](int n) {  // root's receive time spent on ranks [n, P)
     double t = 0;
     for (const auto& c : cls) {
