@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 #include <sys/resource.h>
+#include <tbb/global_control.h>
 
 #include <algorithm>
 #include <map>
@@ -137,6 +138,7 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
   }
 
   std::vector<std::vector<Sample>> samples(items.size());
+  const auto compute_threads = std::size_t(session.threads_for(scenario.procs));
   Image none;
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     const auto order = next_round(samples, repetition, round, unsigned(1000 * scenario_index + round));
@@ -154,9 +156,12 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
         case Phase::exchange:
           us = timed(comm, [&] { exchange_borders(comm, s.tile, it.plan.exchange); });
           break;
-        case Phase::compute:
+        case Phase::compute: {
+          // The threads the pipeline gives each working rank (and the models price).
+          tbb::global_control threads(tbb::global_control::max_allowed_parallelism, compute_threads);
           us = timed(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
           break;
+        }
         case Phase::gather:
           us = timed(comm, [&] {
             for (int i = 0; i < gathers; ++i)

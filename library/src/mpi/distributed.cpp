@@ -267,6 +267,13 @@ void gather_sbt(const Comm& c, ConstView local, const Partition& p, Image& whole
     }
     return;
   }
+  if (children.empty()) {
+    // A leaf sends its tile straight from where compute wrote it, as in the flat tree:
+    // staging it first would add a copy the cost models do not (and need not) price.
+    Datatype t = block_type(local.width, local.height, local.stride);
+    check(MPI_Send(local.data, 1, t.get(), sbt_parent(c.rank), kGatherTag, c.comm), "MPI_Send");
+    return;
+  }
   Staging staging(p, c.rank, sbt_subtree_end(c.rank, c.size));
   copy_block(local, View{staging.chunk(c.rank), local.width, local.height, local.width});
   for (int child : children)
