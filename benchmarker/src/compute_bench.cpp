@@ -1,36 +1,18 @@
 #include "compute_bench.hpp"
 
+#include <sched.h>
+#include <tbb/global_control.h>
+
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 
 namespace tessera::bench {
-
-std::vector<PassToPrice> passes_to_price(const std::vector<double>& sigmas) {
-  std::vector<PassToPrice> out;
-  for (double sigma : sigmas) {
-    GaussianOptions opt;
-    opt.sigma = sigma;
-    validate(opt);
-    // The image size does not change which passes run; 1024 keeps the halo feasible.
-    const PipelineDescription d = describe_pipeline(1024, 1024, opt);
-    for (const FilterPass& p : d.passes) {
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const PassToPrice& q) {
-        return q.axis == p.axis && q.taps == p.taps && q.order % 2 == p.order % 2;
-      });
-      if (!seen) out.push_back({p.axis, p.taps, p.order, sigma});
-    }
-  }
-  return out;
-}
-
-const char* operation_name(const PassToPrice& pass) {
-  return pass.order % 2 == 1 ? "filter_odd" : "filter";
-}
 
 std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
                                              const std::vector<long long>& areas) {
@@ -40,77 +22,109 @@ std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
   return out;
 }
 
-std::vector<perfdb::ComputeCost> run_compute(const std::vector<PassToPrice>& passes,
+int pipeline_taps(const GaussianOptions& options) {
+  validate(options);
+  // The image size does not change which passes run; 1024 keeps the halo feasible.
+  const PipelineDescription d = describe_pipeline(1024, 1024, options);
+  int taps = 0;
+  for (const FilterPass& p : d.passes) taps += p.taps;
+  return taps;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return std::max(1, std::min(allowed, int(std::max(1u, std::thread::hardware_concurrency()))));
+}
+
+std::vector<int> thread_counts(int cores) {
+  return cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
+}
+
+std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
                                              const std::vector<std::pair<int, int>>& tiles,
-                                             const StopRule& rule, double budget_s,
-                                             const std::function<void(double)>& progress) {
+                                             const std::vector<int>& threads, const StopRule& rule,
+                                             double budget_s, const std::function<void(double)>& progress) {
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  for (int t : threads)
+    if (t < 1) throw InvalidArgument("compute thread counts must be at least 1, got " + std::to_string(t));
+  struct Setting {
+    GaussianOptions options;
+    Halo halo;
+    int taps = 0;
+  };
+  std::vector<Setting> settings;
+  for (double sigma : sigmas) {
+    Setting s;
+    s.options.sigma = sigma;
+    s.taps = pipeline_taps(s.options);  // validates sigma
+    s.halo = halo_for(s.options);
+    settings.push_back(s);
+  }
   struct Cell {
-    std::size_t pass, tile;
+    std::size_t setting, tile;
+    int threads;
   };
   std::vector<Cell> cells;
-  for (std::size_t p = 0; p < passes.size(); ++p)
-    for (std::size_t t = 0; t < tiles.size(); ++t) cells.push_back({p, t});
-  std::vector<Kernel1D> kernels;
-  for (const PassToPrice& p : passes)
-    kernels.push_back(gaussian_kernel(p.sigma, p.order, (p.taps - 1) / 2));
+  for (std::size_t s = 0; s < settings.size(); ++s)
+    for (std::size_t t = 0; t < tiles.size(); ++t)
+      for (int n : threads) cells.push_back({s, t, n});
 
-  // One source buffer large enough for every tile plus the widest kernel's reach on
-  // both axes, filled with noise so no value is special.
-  int reach = 0;
-  for (const Kernel1D& k : kernels) reach = std::max(reach, k.radius);
-  int max_w = 1, max_h = 1;
-  for (auto [w, h] : tiles) {
-    max_w = std::max(max_w, w);
-    max_h = std::max(max_h, h);
-  }
-  Image src(max_w + 2 * reach, max_h + 2 * reach);
+  // One input buffer big enough for any tile with its halo (each cell views it with its
+  // own stride, as a rank's haloed tile is laid out), filled with noise so no value is
+  // special; outputs are reused across samples, as the pipeline's buffer pool does.
+  std::size_t in_floats = 1, out_floats = 1;
+  for (const Setting& s : settings)
+    for (auto [w, h] : tiles) {
+      in_floats = std::max(in_floats, std::size_t(w + 2 * s.halo.x) * std::size_t(h + 2 * s.halo.y));
+      out_floats = std::max(out_floats, std::size_t(w) * std::size_t(h));
+    }
+  Image src(int(in_floats), 1);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> noise(0.0f, 1.0f);
-  for (int y = 0; y < src.height(); ++y)
-    for (int x = 0; x < src.width(); ++x) src.at(x, y) = noise(rng);
-  Image dst(max_w, max_h);
+  std::generate_n(src.data(), in_floats, [&] { return noise(rng); });
+  const std::size_t n_out = GaussianOptions{}.derivatives.size();
+  std::vector<Image> dst;
+  for (std::size_t i = 0; i < n_out; ++i) dst.emplace_back(int(out_floats), 1, 0.0f);
 
   RoundScheduler sched(cells.size(), rule, 13);
-  const ConstView all = std::as_const(src).view();
-  for (;;) {
-    // As in the MPI modes: past the budget only cells without 3 samples go on, and at
-    // 1.5 times the budget everything stops.
-    const double t = std::chrono::duration<double>(Clock::now() - start).count();
-    if (t > 1.5 * budget_s) break;
-    auto round = t <= budget_s ? sched.next_round() : sched.next_round_below(3);
-    if (round.empty()) break;
-    for (const Visit& v : round) {
-      const Cell& c = cells[std::size_t(v.cell)];
-      const auto [w, h] = tiles[c.tile];
-      const ConstView in = all.sub(reach, reach, w, h);
-      const View out{dst.data(), w, h, w};
-      const auto t0 = Clock::now();
-      filter_pass(in, out, passes[c.pass].axis, kernels[c.pass]);
-      const auto t1 = Clock::now();
-      if (v.warmup)
-        sched.warmed_up(v.cell);
-      else
-        sched.record(v.cell, std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(w) * h));
-    }
-    progress(sched.progress());
-  }
+  std::vector<View> views(n_out);
+  run_local_rounds(
+      sched, budget_s,
+      [&](int cell) {
+        const Cell& c = cells[std::size_t(cell)];
+        const Setting& s = settings[c.setting];
+        const auto [w, h] = tiles[c.tile];
+        const int stride = w + 2 * s.halo.x;
+        const ConstView in{src.data() + std::ptrdiff_t(s.halo.y) * stride + s.halo.x, w, h, stride};
+        for (std::size_t i = 0; i < n_out; ++i) views[i] = View{dst[i].data(), w, h, w};
+        // As pipeline.cpp runs it; set up outside the timed span like the rest of a rank's
+        // state (the phase timer of the pipeline starts after the exchange).
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
+        const auto t0 = Clock::now();
+        compute_derivatives(in, s.halo, s.options, views);
+        const auto t1 = Clock::now();
+        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(w) * h);
+      },
+      progress);
 
   std::vector<perfdb::ComputeCost> out;
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    const Summary s = sched.summary(int(i));
-    if (s.count < 3) throw Error("compute time budget too small; raise --max-seconds");
-    const PassToPrice& p = passes[cells[i].pass];
+    const Summary sum = sched.summary(int(i));
+    if (sum.count < 3) throw Error("compute time budget too small; raise --max-seconds");
+    const Setting& s = settings[cells[i].setting];
     perfdb::ComputeCost c;
-    c.operation = operation_name(p);
-    c.axis = std::string(to_string(p.axis));
-    c.taps = p.taps;
+    c.operation = std::string(perfdb::kComputeDerivatives);
+    c.axis = "xy";
+    c.taps = s.taps;
     c.tile_width = tiles[cells[i].tile].first;
     c.tile_height = tiles[cells[i].tile].second;
-    c.ns_per_pixel = s.median;
-    c.q1 = s.q1;
-    c.q3 = s.q3;
+    c.ns_per_pixel = sum.median;
+    c.q1 = sum.q1;
+    c.q3 = sum.q3;
+    c.sigma = s.options.sigma;
+    c.threads = cells[i].threads;
     out.push_back(c);
   }
   return out;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "compute_bench.hpp"
+#include "copy_bench.hpp"
 #include "mpi/driver.hpp"
 #include "mpi/modes.hpp"
 #include "options.hpp"
@@ -156,7 +157,9 @@ int main(int argc, char** argv) {
       cfg["log3p_sizes_bytes"] = opt.log3p_sizes;
       cfg["sigmas"] = opt.sigmas;
       cfg["sync"] = "MPI_Barrier on the pair before each timed sample";
-      cfg["compute"] = "rank 0 alone, single thread, other ranks idle";
+      cfg["compute"] = "rank 0 alone (other ranks idle): compute_derivatives of the standard set on haloed tiles";
+      cfg["compute_tiles"] = tb::tile_shapes(opt.tile_widths, opt.tile_areas);
+      cfg["compute_threads"] = tb::thread_counts(tb::usable_cores());
       run = store->begin_run(m.id, "tessera-bench", TESSERA_VERSION, cfg.dump());
       std::fprintf(stderr, "tessera-bench: run %lld on machine '%s' in %s (%d ranks, %d node(s))\n",
                    (long long)run, m.name.c_str(), path.string().c_str(), size, topo.nodes);
@@ -210,10 +213,17 @@ int main(int argc, char** argv) {
     if (mode == tb::Mode::compute) {
       try {
         if (rank == 0) {
-          auto passes = tb::passes_to_price(opt.sigmas);
           auto tiles = tb::tile_shapes(opt.tile_widths, opt.tile_areas);
+          // The cores rank 0 may use while the other ranks idle, as a lone working rank
+          // of the pipeline gets them (Session::threads_for).
+          auto threads = tb::thread_counts(tb::usable_cores());
           timed_part(budget, [&](double given) {
-            data.compute = tb::run_compute(passes, tiles, opt.rule, given, progress_for(budget, "compute"));
+            data.compute =
+                tb::run_compute(opt.sigmas, tiles, threads, opt.rule, 0.8 * given, progress_for(budget, "compute"));
+            // The copies and mirroring the communication phases do locally.
+            auto copies = tb::run_copy(tb::copy_shapes(opt.quick), opt.rule, 0.2 * given,
+                                       progress_for(budget, "compute/copy"));
+            data.compute.insert(data.compute.end(), copies.begin(), copies.end());
           });
         }
       } catch (const std::exception& e) {

@@ -55,7 +55,8 @@ double Options::budget(Mode m) const {
       case Mode::p3pc: return 0.45;
       case Mode::log3p: return 0.2;
       case Mode::loggp: return 0.25;
-      case Mode::compute: return 0.1;
+      // The whole derivative pipeline on several tile shapes, sigmas and thread counts.
+      case Mode::compute: return 0.2;
     }
     return 0.0;
   };
@@ -89,13 +90,13 @@ Options parse_options(int argc, const char* const* argv) {
       ("pairs", po::value(&o.pairs), "rank pairs to measure: auto (one intra, one inter if the ranks span nodes) or A-B,...")
       ("perfdb", po::value<std::string>(), "database file (default $TESSERA_PERFDB, else the per-user path)")
       ("machine", po::value(&o.machine), "machine name to store under (default: host name)")
-      ("max-seconds", po::value(&max_seconds), "measurement time budget (default 58, quick 12; a mode overruns its share by at most half to reach 3 samples per cell)")
+      ("max-seconds", po::value(&max_seconds), "measurement time budget (default 64, quick 13; a mode overruns its share by at most half to reach 3 samples per cell)")
       ("target-rse", po::value(&target_rse), "stop a cell when the median's relative standard error is below this (default 0.02)")
       ("min-samples", po::value(&min_samples), "timed samples per cell at least (default 10, quick 7)")
       ("max-samples", po::value(&max_samples), "timed samples per cell at most (default 200)")
       ("strides", po::value(&strides), "log3P strides in bytes (default 16,64,256,1024)")
       ("prtt-n", po::value(&o.prtt_n), "n of PRTT(n, d, s) (default 10)")
-      ("sigmas", po::value(&sigmas), "compute: sigmas whose filter passes are priced (default 1,3,5)")
+      ("sigmas", po::value(&sigmas), "compute: sigmas at which the derivative pipeline is timed (default 1,3,5)")
       ("no-progress", "no progress bar");
   po::variables_map vm;
   try {
@@ -121,8 +122,9 @@ Options parse_options(int argc, const char* const* argv) {
   std::sort(o.modes.begin(), o.modes.end());
 
   // Modes may overrun their share by half to give every cell a usable median, so these
-  // defaults keep the worst case inside the 20 s (quick) and 90 s budgets.
-  o.max_seconds = vm.count("max-seconds") ? max_seconds : (o.quick ? 12.0 : 58.0);
+  // defaults keep the worst case inside the 20 s (quick) and 90 s budgets; the
+  // communication modes get what they had before compute's share grew to 0.2.
+  o.max_seconds = vm.count("max-seconds") ? max_seconds : (o.quick ? 13.0 : 64.0);
   if (!(o.max_seconds > 0)) throw InvalidArgument("--max-seconds must be positive");
   o.rule.target_rse = target_rse;
   o.rule.min_samples = min_samples > 0 ? min_samples : (o.quick ? 7 : 10);
@@ -146,7 +148,10 @@ Options parse_options(int argc, const char* const* argv) {
   if (!vm.count("refine-depth")) o.refine_depth = o.quick ? 1 : 2;
   if (o.refine_depth < 0) throw InvalidArgument("--refine-depth must be >= 0");
 
-  if (tiles.empty()) tiles = o.quick ? "19:550" : "19:550,128:512";
+  // Row lengths the library sends: halo columns (halo.x = 4, 12, 19 floats for sigma
+  // 1, 3, 5, in tiles ~520 wide) and tile rows (64 to 2048 floats out of wider images).
+  if (tiles.empty())
+    tiles = o.quick ? "4:520,19:550,256:1024,2048:4096" : "4:520,12:536,19:550,64:256,256:1024,1024:2048";
   if (tiles != "none")
     for (const auto& t : split(tiles)) o.tile_rows.push_back(parse_tile_rows(t));
   if (row_counts.empty()) row_counts = o.quick ? "64,1024" : "16,64,256,1024,4096";
@@ -180,9 +185,13 @@ Options parse_options(int argc, const char* const* argv) {
       o.sigmas.push_back(v);
     }
   }
-  o.tile_widths = o.quick ? std::vector<int>{64, 1024} : std::vector<int>{64, 256, 1024, 4096};
-  // A tile that stays in L2 and one that does not.
-  o.tile_areas = o.quick ? std::vector<long long>{1 << 18} : std::vector<long long>{1 << 14, 1 << 18};
+  // Width sets how much of a row is halo (the y passes also run over the x-halos) and
+  // how long the vector loops are; area whether the tile's input and five outputs stay
+  // in L2 (2^14 pixels: 64 KiB in, 320 KiB out), in L3 (2^18) or stream from memory
+  // (2^21, 2^22: beyond a 32 MiB L3, like a rank's tile of a large image).
+  o.tile_widths = o.quick ? std::vector<int>{64, 512, 4096} : std::vector<int>{64, 256, 1024, 4096};
+  o.tile_areas = o.quick ? std::vector<long long>{1 << 15, 1 << 18, 1 << 21}
+                         : std::vector<long long>{1 << 14, 1 << 18, 1 << 22};
   return o;
 }
 

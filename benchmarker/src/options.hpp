@@ -53,7 +53,7 @@ struct Options {
   // compute
   std::vector<double> sigmas{1, 3, 5};
   std::vector<int> tile_widths;
-  std::vector<long long> tile_areas;       ///< pixels per measured tile
+  std::vector<long long> tile_areas;       ///< pixels per measured tile (interior)
 
   /// Share of max_seconds given to a mode (shares of the selected modes sum to 1).
   double budget(Mode m) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 namespace tessera::bench {
 
@@ -81,6 +82,26 @@ double RoundScheduler::progress() const {
       sum += 0.5 * std::min(1.0, double(samples_[c].size()) / rule_.min_samples);
   }
   return sum / double(samples_.size());
+}
+
+void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
+                      const std::function<void(double)>& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (;;) {
+    const double t = std::chrono::duration<double>(Clock::now() - start).count();
+    if (t > 1.5 * budget_s) break;
+    const auto round = t <= budget_s ? sched.next_round() : sched.next_round_below(3);
+    if (round.empty()) break;
+    for (const Visit& v : round) {
+      const double value = sample(v.cell);
+      if (v.warmup)
+        sched.warmed_up(v.cell);
+      else
+        sched.record(v.cell, value);
+    }
+    progress(sched.progress());
+  }
 }
 
 }  // namespace tessera::bench

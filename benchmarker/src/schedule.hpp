@@ -4,6 +4,7 @@
 // listed cell and reports the time back.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -13,10 +14,10 @@ namespace tessera::bench {
 
 /// When a cell is measured well enough.
 struct StopRule {
-  int warmup = 2;           ///< untimed samples before the first timed one
-  int min_samples = 10;     ///< never stop before this many timed samples
-  int max_samples = 200;    ///< never take more than this many
-  double target_rse = 0.02; ///< stop when the median's relative standard error is <= this
+  int warmup = 2;            ///< untimed samples before the first timed one
+  int min_samples = 10;      ///< never stop before this many timed samples
+  int max_samples = 200;     ///< never take more than this many
+  double target_rse = 0.02;  ///< stop when the median's relative standard error is <= this
 };
 
 /// One entry of a round: run cell `cell`; if `warmup`, discard the time.
@@ -67,5 +68,12 @@ class RoundScheduler {
   std::vector<std::vector<double>> samples_;
   std::vector<int> warmups_left_;
 };
+
+/// The local (single-process) benchmarks' loop: rounds of `sched` until it is done or
+/// `budget_s` seconds have passed, then (as in the MPI modes) rounds of the cells still
+/// short of 3 samples only, up to 1.5 x the budget. `sample(cell)` runs one visit and
+/// returns its value (warm-up values are dropped); `progress` follows every round.
+void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
+                      const std::function<void(double)>& progress);
 
 }  // namespace tessera::bench

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <istream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -151,6 +152,7 @@ void write_p3pc_csv(std::ostream& out, std::span<const P3pcSample> samples, Leve
 namespace {
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json opt(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
 json machine_json(const Machine& m) {
   return {{"name", m.name},
@@ -220,7 +222,9 @@ json run_json(const RunData& d) {
                  {"tile_height", x.tile_height},
                  {"ns_per_pixel", x.ns_per_pixel},
                  {"q1", opt(x.q1)},
-                 {"q3", opt(x.q3)}});
+                 {"q3", opt(x.q3)},
+                 {"sigma", opt(x.sigma)},
+                 {"threads", opt(x.threads)}});
   json& v = r["validation"] = json::array();
   for (const auto& x : d.validation)
     v.push_back({{"scenario", x.scenario},
@@ -264,6 +268,14 @@ struct Reader {
   std::optional<double> opt_number(const json& o, const char* key, const std::string& where) const {
     if (!o.contains(key) || o.at(key).is_null()) return std::nullopt;
     return number(o, key, where);
+  }
+  // Absent (files from before schema 3) and null both mean "not recorded".
+  std::optional<int> opt_int(const json& o, const char* key, const std::string& where) const {
+    if (!o.contains(key) || o.at(key).is_null()) return std::nullopt;
+    const std::int64_t v = integer(o, key, where);
+    if (v < 0 || v > std::numeric_limits<int>::max())
+      fail(where, std::string("field '") + key + "' is out of range");
+    return static_cast<int>(v);
   }
   const json& array(const json& o, const char* key, const std::string& where) const {
     static const json empty = json::array();
@@ -387,7 +399,8 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
                            static_cast<int>(rd.integer(x, "tile_width", wj)),
                            static_cast<int>(rd.integer(x, "tile_height", wj)),
                            rd.number(x, "ns_per_pixel", wj), rd.opt_number(x, "q1", wj),
-                           rd.opt_number(x, "q3", wj)});
+                           rd.opt_number(x, "q3", wj), rd.opt_number(x, "sigma", wj),
+                           rd.opt_int(x, "threads", wj)});
     }
     const auto& v = rd.array(r, "validation", w);
     for (std::size_t j = 0; j < v.size(); ++j) {

@@ -114,7 +114,15 @@ CREATE TABLE validations (
 CREATE INDEX validations_by_run ON validations(run_id);
 )sql";
 
-constexpr const char* kSteps[] = {kV1, kV2};
+// Version 3: compute rows of the whole derivative pipeline (operation 'derivatives')
+// carry the Gaussian scale and the thread count they were measured with. Nullable:
+// single-pass rows (and every row written before) have neither.
+constexpr const char* kV3 = R"sql(
+ALTER TABLE compute_costs ADD COLUMN sigma REAL;
+ALTER TABLE compute_costs ADD COLUMN threads INTEGER;
+)sql";
+
+constexpr const char* kSteps[] = {kV1, kV2, kV3};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

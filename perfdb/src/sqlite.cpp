@@ -74,6 +74,7 @@ Stmt& Stmt::bind(int i, std::string_view v) {
 }
 
 Stmt& Stmt::bind(int i, const std::optional<double>& v) { return v ? bind(i, *v) : bind_null(i); }
+Stmt& Stmt::bind(int i, const std::optional<int>& v) { return v ? bind(i, *v) : bind_null(i); }
 
 Stmt& Stmt::bind_null(int i) {
   if (int rc = sqlite3_bind_null(stmt_, i); rc != SQLITE_OK) throw_sqlite(db_.get(), "bind", rc);
@@ -103,6 +104,10 @@ double Stmt::col_double(int i) const { return sqlite3_column_double(stmt_, i); }
 std::optional<double> Stmt::col_opt_double(int i) const {
   if (sqlite3_column_type(stmt_, i) == SQLITE_NULL) return std::nullopt;
   return sqlite3_column_double(stmt_, i);
+}
+std::optional<std::int64_t> Stmt::col_opt_int(int i) const {
+  if (sqlite3_column_type(stmt_, i) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_int64(stmt_, i);
 }
 std::string Stmt::col_text(int i) const {
   const auto* p = sqlite3_column_text(stmt_, i);

@@ -50,6 +50,7 @@ class Stmt {
   Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::optional<double>& v);
+  Stmt& bind(int i, const std::optional<int>& v);
   Stmt& bind_null(int i);
 
   /// Step once: true if a row is available, false when done.
@@ -62,6 +63,7 @@ class Stmt {
   std::int64_t col_int(int i) const;
   double col_double(int i) const;
   std::optional<double> col_opt_double(int i) const;
+  std::optional<std::int64_t> col_opt_int(int i) const;
   std::string col_text(int i) const;
 
  private:

@@ -346,10 +346,11 @@ struct Store::Impl {
   void put_compute(Id run, std::span<const ComputeCost> rows) {
     Stmt s(*db,
            "INSERT INTO compute_costs (run_id, operation, axis, taps, tile_width, tile_height, "
-           "ns_per_pixel, q1, q3) VALUES (?,?,?,?,?,?,?,?,?)");
+           "ns_per_pixel, q1, q3, sigma, threads) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : rows) {
       s.bind(1, run).bind(2, r.operation).bind(3, r.axis).bind(4, r.taps).bind(5, r.tile_width);
-      s.bind(6, r.tile_height).bind(7, r.ns_per_pixel).bind(8, r.q1).bind(9, r.q3).run();
+      s.bind(6, r.tile_height).bind(7, r.ns_per_pixel).bind(8, r.q1).bind(9, r.q3);
+      s.bind(10, r.sigma).bind(11, r.threads).run();
     }
   }
   void put_validation(Id run, std::span<const ValidationRecord> rows) {
@@ -610,13 +611,17 @@ RunData Store::load_run(Id run) const {
   }
   {
     Stmt s(db,
-           "SELECT operation, axis, taps, tile_width, tile_height, ns_per_pixel, q1, q3 "
-           "FROM compute_costs WHERE run_id = ? ORDER BY rowid");
+           "SELECT operation, axis, taps, tile_width, tile_height, ns_per_pixel, q1, q3, sigma, "
+           "threads FROM compute_costs WHERE run_id = ? ORDER BY rowid");
     s.bind(1, run);
-    while (s.step())
+    while (s.step()) {
+      const auto threads = s.col_opt_int(9);
       d.compute.push_back({s.col_text(0), s.col_text(1), static_cast<int>(s.col_int(2)),
                            static_cast<int>(s.col_int(3)), static_cast<int>(s.col_int(4)),
-                           s.col_double(5), s.col_opt_double(6), s.col_opt_double(7)});
+                           s.col_double(5), s.col_opt_double(6), s.col_opt_double(7),
+                           s.col_opt_double(8),
+                           threads ? std::optional<int>(static_cast<int>(*threads)) : std::nullopt});
+    }
   }
   {
     Stmt s(db,

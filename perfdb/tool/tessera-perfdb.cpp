@@ -222,9 +222,10 @@ void show_run(std::ostream& out, const RunData& d) {
   if (!d.compute.empty()) {
     out << "\nCompute costs (ns per pixel)\n";
     std::vector<std::vector<std::string>> rows{
-        {"operation", "axis", "taps", "tile", "ns_per_px", "q1", "q3"}};
+        {"operation", "axis", "taps", "sigma", "threads", "tile", "ns_per_px", "q1", "q3"}};
     for (const auto& c : d.compute)
-      rows.push_back({c.operation, c.axis, std::to_string(c.taps),
+      rows.push_back({c.operation, c.axis, std::to_string(c.taps), opt_text(c.sigma),
+                      c.threads ? std::to_string(*c.threads) : "-",
                       std::to_string(c.tile_width) + "x" + std::to_string(c.tile_height),
                       fmt_us(c.ns_per_pixel), opt_text(c.q1), opt_text(c.q3)});
     print_table(out, rows);

@@ -36,52 +36,61 @@ PiecewiseLinear::PiecewiseLinear(std::vector<std::pair<double, double>> points) 
     slopes_.push_back((ys_[k + 1] - ys_[k]) / (xs_[k + 1] - xs_[k]));
 }
 
+double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) const {
+  const PiecewiseLinear& base = curve(p, l);
+  if (l == Layout::cc || !(row_bytes > 0) || row_families.empty()) return base(bytes);
+  // The families that measured this curve, ascending row length: the two around
+  // row_bytes (log scale), or the nearest end.
+  const P3pcRowFamily* below = nullptr;
+  const P3pcRowFamily* above = nullptr;
+  for (const auto& f : row_families) {
+    if (f.curve(p, l).empty()) continue;
+    if (f.row_bytes <= row_bytes) below = &f;
+    if (f.row_bytes >= row_bytes && !above) above = &f;
+  }
+  if (!below && !above) return base(bytes);
+  if (!below) return above->curve(p, l)(bytes);
+  if (!above || above == below) return below->curve(p, l)(bytes);
+  const double t = (std::log(row_bytes) - std::log(below->row_bytes)) /
+                   (std::log(above->row_bytes) - std::log(below->row_bytes));
+  const double lo = below->curve(p, l)(bytes), hi = above->curve(p, l)(bytes);
+  return lo + t * (hi - lo);
+}
+
+CopyCost fit_copy_cost(const std::vector<CopySample>& samples) {
+  if (samples.size() < 2) throw InvalidArgument("copy cost fit needs at least 2 samples");
+  // us * 1000 = rows * a + rows * floats * b, each equation divided by its measured time
+  // (relative least squares); 2x2 normal equations.
+  double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
+  for (const auto& s : samples) {
+    if (!std::isfinite(s.rows) || !std::isfinite(s.row_floats) || !std::isfinite(s.us) || s.rows <= 0 ||
+        s.row_floats <= 0 || s.us <= 0)
+      throw InvalidArgument("copy cost sample out of range");
+    const double w = 1.0 / (s.us * 1000.0);
+    const double x1 = s.rows * w, x2 = s.rows * s.row_floats * w, y = 1.0;
+    s11 += x1 * x1;
+    s12 += x1 * x2;
+    s22 += x2 * x2;
+    r1 += x1 * y;
+    r2 += x2 * y;
+  }
+  const double det = s11 * s22 - s12 * s12;
+  CopyCost c;
+  if (det > 0) {
+    c.per_row_ns = (r1 * s22 - r2 * s12) / det;
+    c.per_float_ns = (s11 * r2 - s12 * r1) / det;
+  }
+  // A negative coefficient means the other one explains the data alone: refit it by itself.
+  if (!(det > 0) || c.per_row_ns < 0) c = {0.0, std::max(0.0, r2 / s22)};
+  if (c.per_float_ns < 0) c = {std::max(0.0, r1 / s11), 0.0};
+  return c;
+}
+
 bool P3pcTable::complete() const {
   return std::all_of(curves.begin(), curves.end(), [](const auto& c) { return !c.empty(); });
 }
 bool P3pcTable::empty() const {
   return std::all_of(curves.begin(), curves.end(), [](const auto& c) { return c.empty(); });
-}
-
-ComputeTable::ComputeTable(std::vector<ComputePoint> points) : points_(std::move(points)) {
-  for (const auto& p : points_) {
-    if (p.axis < 0 || p.axis > 1 || p.taps < 1 || p.tile_width < 1 || p.tile_height < 1 ||
-        !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
-      throw InvalidArgument("compute cost point out of range (axis " + std::to_string(p.axis) + ", taps " +
-                            std::to_string(p.taps) + ")");
-    auto& groups = groups_[std::size_t(int(p.odd) * 2 + p.axis)];
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const TapGroup& g) { return g.taps == p.taps; });
-    if (it == groups.end()) it = groups.insert(groups.end(), TapGroup{p.taps, {}});
-    it->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
-  }
-  for (auto& groups : groups_)
-    std::sort(groups.begin(), groups.end(),
-              [](const TapGroup& a, const TapGroup& b) { return a.taps < b.taps; });
-}
-
-double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h, bool odd) const {
-  return ns_per_pixel_at(axis, taps, std::log(double(std::max(w, 1)) * double(std::max(h, 1))), odd);
-}
-
-double ComputeTable::ns_per_pixel_at(int axis, int taps, double area, bool odd) const {
-  // The parity's own points if any were measured; within it, the other axis if needed.
-  const int parity = odd && !(groups_[2].empty() && groups_[3].empty()) ? 1 : 0;
-  const auto& own = groups_[std::size_t(parity * 2 + axis)];
-  const auto& groups = own.empty() ? groups_[std::size_t(parity * 2 + 1 - axis)] : own;
-  // Per tap count, the shape whose tile area is nearest on a log scale (ties: the first
-  // stored); called for every tile of every grid a search tries, so nothing allocates.
-  auto at = [&](const TapGroup& g) {
-    const Shape* best = &g.shapes.front();
-    for (const auto& s : g.shapes)
-      if (std::abs(s.log_area - area) < std::abs(best->log_area - area)) best = &s;
-    return best->ns;
-  };
-  if (groups.size() == 1) return std::max(0.0, at(groups.front()));
-  std::size_t i = 0;  // segment [i, i + 1] holding taps, clamped to the end segments
-  while (i + 2 < groups.size() && groups[i + 1].taps <= taps) ++i;
-  const double t0 = groups[i].taps, t1 = groups[i + 1].taps;
-  const double v0 = at(groups[i]), v1 = at(groups[i + 1]);
-  return std::max(0.0, v0 + (double(taps) - t0) / (t1 - t0) * (v1 - v0));
 }
 
 const P3pcTable& MachineParams::p3pc_for(Level level) const {

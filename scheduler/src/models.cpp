@@ -66,7 +66,7 @@ class P3pcModel final : public CostModel {
   }
   double time_us(const Message& m) const override {
     // Extending a noisy last segment far past the measured sizes can go below zero.
-    return std::max(0.0, tables_[int(m.level)].curve(m.path, m.layout)(m.bytes));
+    return std::max(0.0, tables_[int(m.level)].time_us(m.path, m.layout, m.bytes, m.row_bytes));
   }
   ModelKind kind() const override { return ModelKind::p3pc; }
 
@@ -132,6 +132,9 @@ class LoggpStarModel final : public CostModel {
   std::array<Params, 2> p_;
 };
 
+// Block size of the benchmarker's strided log3P messages (one double), bytes.
+constexpr double kLog3pBlockBytes = 8.0;
+
 // log3P / 2log{2,3}P: T = o_mw + l_mw + o_net for the full path; the sender and the
 // receiver each carry half the middleware cost (log3P paper 4.3.3: P*(o_mw/2 + l_mw/2)).
 class Log3pModel final : public CostModel {
@@ -155,7 +158,11 @@ class Log3pModel final : public CostModel {
     const Level lv = two_level_ ? m.level : Level::inter;
     const auto& p = levels_[int(lv)];
     const double o = p.o_mw(m.bytes);
-    const double l_end = p.l_mw(m.bytes) / 2;  // l_mw is for both ends noncontiguous
+    // l_mw is for both ends noncontiguous, measured with the paper's unit block (one
+    // 8-byte double per block). The middleware's extra work is per block, so rows of
+    // row_bytes (the library's tiles and halos) have row_bytes / 8 times fewer blocks.
+    const double blocks_scale = m.row_bytes > kLog3pBlockBytes ? kLog3pBlockBytes / m.row_bytes : 1.0;
+    const double l_end = p.l_mw(m.bytes) / 2 * blocks_scale;
     const double ls = noncontig_send(m.layout) ? l_end : 0.0;
     const double lr = noncontig_recv(m.layout) ? l_end : 0.0;
     // 2log{2,3}P eq. 4 gives intra-node messages no network term (n = 2): an intra level

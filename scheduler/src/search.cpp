@@ -76,18 +76,18 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
       auto& out = priced[i];
       out.why = infeasibility(part, pl.halo);
       if (!out.why.empty()) continue;
-      out.comm = price_communication(*model, part, pl.halo, place, result.pricing, &cache);
+      out.comm = price_communication(*model, part, pl.halo, place, result.pricing, &cache, machine.copy);
       // Ranks beyond the cores of a node take turns: the busiest node needs
       // ceil(ranks on it / cores) rounds of the slowest tile.
       const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
       const int rounds =
           place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
       // Fewer ranks than cores: the library gives each rank cores / ranks threads
-      // (Session::threads_for); priced as linear scaling of the single-thread cost,
-      // which is what this machine shows for the derivative sweeps.
+      // (Session::threads_for); compute_us prices that thread count from the pipeline
+      // measurements made with it (or scales single passes linearly in old tables).
       const int threads =
           place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
-      out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl) / threads : 0.0;
+      out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl, threads) : 0.0;
     }
   };
   if (request.parallel && grids.size() > 256) {

@@ -29,9 +29,10 @@ std::string_view to_string(OpKind kind) {
   return "?";
 }
 
-void Schedule::send(int from, int to, double bytes, Layout layout, int concurrent, bool blocking) {
+void Schedule::send(int from, int to, double bytes, Layout layout, int concurrent, bool blocking,
+                    double row_bytes) {
   ranks.at(std::size_t(from))
-      .push_back({blocking ? OpKind::send : OpKind::isend, to, bytes, layout, 0, concurrent});
+      .push_back({blocking ? OpKind::send : OpKind::isend, to, bytes, layout, 0, concurrent, row_bytes});
 }
 void Schedule::recv(int at, int from, bool blocking) {
   ranks.at(std::size_t(at)).push_back({blocking ? OpKind::recv : OpKind::irecv, from});
@@ -106,7 +107,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
         if (op.peer < 0 || op.peer >= procs || op.peer == r)
           throw InvalidArgument("schedule: rank " + std::to_string(r) + " sends to invalid rank " +
                                 std::to_string(op.peer));
-        Message m{Path::send, op.layout, op.bytes, placement.level(r, op.peer), op.concurrent, procs};
+        Message m{Path::send, op.layout, op.bytes, placement.level(r, op.peer), op.concurrent, procs, op.row_bytes};
         const double S = model.time_us(m);
         m.path = Path::full;
         const double F = model.time_us(m);

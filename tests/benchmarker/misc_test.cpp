@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "compute_bench.hpp"
 #include "layouts.hpp"
@@ -120,24 +121,29 @@ TEST(Options, BadValuesAreOneLineErrors) {
   }
 }
 
-TEST(Compute, PassesComeFromThePipelineDescription) {
-  const auto passes = tb::passes_to_price({1, 3, 5});
-  std::set<int> even, odd;
-  for (const auto& p : passes) (std::string(tb::operation_name(p)) == "filter_odd" ? odd : even).insert(p.taps);
-  // SPEC: orders 0/1/2 give 7/9/9, 15/23/25, 23/37/39 taps for sigma 1, 3, 5; order 1
-  // is the odd kernel.
-  EXPECT_EQ(even, (std::set<int>{7, 9, 15, 23, 25, 39}));
-  EXPECT_EQ(odd, (std::set<int>{9, 23, 37}));
-  for (const auto& p : passes) {
-    int axes = 0;
-    for (const auto& q : passes) axes += q.taps == p.taps && q.order % 2 == p.order % 2;
-    EXPECT_EQ(axes, 2) << p.taps << " taps: priced along x and y";
-  }
-  EXPECT_THROW(tb::passes_to_price({-1}), tessera::InvalidArgument);
+TEST(Compute, PipelineTapsSumThePassesOfTheDerivativeSet) {
+  // SPEC sizes: orders 0/1/2 = 7/9/9 (sigma 1), 15/23/25 (3), 23/37/39 (5). The pipeline
+  // runs the three y-smoothings (orders 0, 1, 2) and five x passes: Lx (1), Lxx (2),
+  // Ly (0), Lxy (1), Lyy (0).
+  auto taps = [](double sigma) {
+    tessera::GaussianOptions o;
+    o.sigma = sigma;
+    return tb::pipeline_taps(o);
+  };
+  EXPECT_EQ(taps(1), (7 + 9 + 9) + (9 + 9 + 7 + 9 + 7));
+  EXPECT_EQ(taps(3), (15 + 23 + 25) + (23 + 25 + 15 + 23 + 15));
+  EXPECT_EQ(taps(5), (23 + 37 + 39) + (37 + 39 + 23 + 37 + 23));
+  EXPECT_THROW(taps(-1), tessera::InvalidArgument);
 }
 
-TEST(Compute, EveryPassAndTileGetsACost) {
-  const auto passes = tb::passes_to_price({1});
+TEST(Compute, ThreadCountsAreOneAndTheCores) {
+  EXPECT_EQ(tb::thread_counts(1), (std::vector<int>{1}));
+  EXPECT_EQ(tb::thread_counts(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(tb::thread_counts(16), (std::vector<int>{1, 16}));
+  EXPECT_GE(tb::usable_cores(), 1);
+}
+
+TEST(Compute, EverySigmaTileAndThreadCountGetsACost) {
   const auto tiles = tb::tile_shapes({16, 64}, {1024});
   EXPECT_EQ(tiles[1], (std::pair<int, int>{64, 16}));
   EXPECT_EQ(tb::tile_shapes({16, 64}, {256, 1024}).size(), 4u);
@@ -145,15 +151,24 @@ TEST(Compute, EveryPassAndTileGetsACost) {
   rule.warmup = 1;
   rule.min_samples = 3;
   rule.max_samples = 5;
-  const auto costs = tb::run_compute(passes, tiles, rule, 60.0, [](double) {});
-  ASSERT_EQ(costs.size(), passes.size() * tiles.size());
+  const auto costs = tb::run_compute({1, 2}, tiles, {1, 2}, rule, 60.0, [](double) {});
+  ASSERT_EQ(costs.size(), 2 * tiles.size() * 2);
+  std::set<std::tuple<double, int, int, int>> cells;
   for (const auto& c : costs) {
-    EXPECT_TRUE(c.operation == "filter" || c.operation == "filter_odd");
-    EXPECT_TRUE(c.axis == "x" || c.axis == "y");
+    EXPECT_EQ(c.operation, "derivatives");
+    EXPECT_EQ(c.axis, "xy");
+    ASSERT_TRUE(c.sigma && c.threads);
+    tessera::GaussianOptions o;
+    o.sigma = *c.sigma;
+    EXPECT_EQ(c.taps, tb::pipeline_taps(o));
+    cells.insert({*c.sigma, *c.threads, c.tile_width, c.tile_height});
     EXPECT_GT(c.ns_per_pixel, 0);
     EXPECT_LE(*c.q1, c.ns_per_pixel);
     EXPECT_GE(*c.q3, c.ns_per_pixel);
   }
+  EXPECT_EQ(cells.size(), costs.size()) << "one row per (sigma, threads, tile)";
+  EXPECT_THROW(tb::run_compute({1}, tiles, {0}, rule, 1.0, [](double) {}), tessera::InvalidArgument);
+  EXPECT_THROW(tb::run_compute({0}, tiles, {1}, rule, 1.0, [](double) {}), tessera::InvalidArgument);
 }
 
 TEST(Report, P3pcTableHasOneRowPerCellAndOneColumnPerSize) {

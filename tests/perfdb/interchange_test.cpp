@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tessera/error.hpp"
@@ -236,6 +237,27 @@ TEST(PerfdbJson, RejectsForeignOrBrokenDocuments) {
   bad.replace(bad.find("\"status\": \"running\""), 19, "\"status\": \"weird\"");
   EXPECT_NE(err(bad).find("runs[0]"), std::string::npos);
   EXPECT_NO_THROW(from_json(ok, "ok.json"));
+}
+
+TEST(PerfdbJson, ComputeRowsWithoutSigmaOrThreadsStillRead) {
+  // Exports from before schema 3 have no "sigma" / "threads": they read as absent.
+  Machine m;
+  m.name = "m";
+  RunData d;
+  d.compute = {{"filter", "x", 7, 64, 64, 1.5, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+  nlohmann::json j = nlohmann::json::parse(to_json(m, std::vector<RunData>{d}));
+  auto& row = j["runs"][0]["compute"][0];
+  ASSERT_TRUE(row.contains("sigma"));
+  row.erase("sigma");
+  row.erase("threads");
+  const JsonDocument doc = from_json(j.dump(), "old.json");
+  ASSERT_EQ(doc.runs[0].compute.size(), 1u);
+  EXPECT_FALSE(doc.runs[0].compute[0].sigma);
+  EXPECT_FALSE(doc.runs[0].compute[0].threads);
+  row["threads"] = -2;
+  EXPECT_THROW(from_json(j.dump(), "bad.json"), InvalidArgument);
+  row["threads"] = 2.5;
+  EXPECT_THROW(from_json(j.dump(), "bad.json"), InvalidArgument);
 }
 
 }  // namespace

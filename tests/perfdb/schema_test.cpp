@@ -124,6 +124,39 @@ TEST(PerfdbSchema, MigratesVersion1KeepingData) {
   EXPECT_EQ(journal_mode(path), "wal");
 }
 
+TEST(PerfdbSchema, MigratesVersion2ComputeRowsWithoutSigmaOrThreads) {
+  TempDir dir;
+  const auto path = dir / "v2.sqlite";
+  {
+    detail::Db db(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec("BEGIN");
+    detail::migrate(db, 2);
+    db.exec("INSERT INTO machines (name) VALUES ('old')");
+    db.exec(
+        "INSERT INTO runs (machine_id, tool, started_at, ended_at, status) "
+        "VALUES (1, 'tessera-bench', '2025-01-01T00:00:00Z', '2025-01-01T00:01:00Z', "
+        "'complete')");
+    db.exec(
+        "INSERT INTO compute_costs (run_id, operation, axis, taps, tile_width, tile_height, "
+        "ns_per_pixel, q1, q3) VALUES (1, 'filter', 'x', 7, 64, 4096, 1.5, 1.25, 1.75)");
+    db.exec("COMMIT");
+  }
+  ASSERT_EQ(pragma(path, "PRAGMA user_version"), 2);
+  Store s(path);
+  EXPECT_EQ(pragma(path, "PRAGMA user_version"), kSchemaVersion);
+  const RunData old = s.load_run(1);
+  ASSERT_EQ(old.compute.size(), 1u);
+  EXPECT_EQ(old.compute[0].taps, 7);
+  EXPECT_EQ(old.compute[0].q3, 1.75);
+  EXPECT_FALSE(old.compute[0].sigma);
+  EXPECT_FALSE(old.compute[0].threads);
+  // Version-3 rows (sigma, threads) go into the migrated file and come back.
+  const Id run = s.begin_run(old.run.machine_id, "tessera-bench", "0.1.0", "{}");
+  s.add_compute(run, test::sample_run_data().compute);
+  s.finish_run(run);
+  EXPECT_TRUE(s.load_run(run).compute == test::sample_run_data().compute);
+}
+
 TEST(PerfdbSchema, RefusesNewerSchema) {
   TempDir dir;
   const auto path = make_good_db(dir);

@@ -39,7 +39,8 @@ inline bool operator==(const LoggpRange& a, const LoggpRange& b) {
 inline bool operator==(const ComputeCost& a, const ComputeCost& b) {
   return a.operation == b.operation && a.axis == b.axis && a.taps == b.taps &&
          a.tile_width == b.tile_width && a.tile_height == b.tile_height &&
-         a.ns_per_pixel == b.ns_per_pixel && a.q1 == b.q1 && a.q3 == b.q3;
+         a.ns_per_pixel == b.ns_per_pixel && a.q1 == b.q1 && a.q3 == b.q3 && a.sigma == b.sigma &&
+         a.threads == b.threads;
 }
 inline bool operator==(const ValidationRecord& a, const ValidationRecord& b) {
   return a.scenario == b.scenario && a.phase == b.phase && a.model == b.model &&
@@ -109,8 +110,10 @@ inline RunData sample_run_data() {
              {Level::inter, "o_net", 0, 0, 2.0, std::nullopt, std::nullopt}};
   d.loggp = {{Level::inter, 0, 65536, 5.0, 1.0, 1.5, 2.0, 0.001},
              {Level::inter, 65537, 1 << 24, 12.0, 3.0, 3.5, 4.0, 0.0008}};
-  d.compute = {{"filter", "x", 7, 512, 256, 1.75, 1.7, 1.8},
-               {"filter", "y", 25, 512, 256, 3.5, std::nullopt, std::nullopt}};
+  d.compute = {{"filter", "x", 7, 512, 256, 1.75, 1.7, 1.8, std::nullopt, std::nullopt},
+               {"filter", "y", 25, 512, 256, 3.5, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
+               {"derivatives", "xy", 167, 256, 512, 4.25, 4.0, 4.5, 3.0, 2},
+               {"derivatives", "xy", 65, 64, 4096, 2.5, std::nullopt, std::nullopt, 1.5, 1}};
   d.validation = {{R"({"grid":"2x1"})", "scatter", "p3pc", 100.0, 110.0, 105.0, 115.0}};
   return d;
 }

@@ -67,7 +67,8 @@ void add_machine(perfdb::Store& store, const std::string& name, bool with_p3pc, 
   if (with_compute) {
     std::vector<perfdb::ComputeCost> c;
     for (const char* axis : {"x", "y"})
-      for (int taps : {7, 23}) c.push_back({"filter", axis, taps, 256, 256, 1.0 + taps / 10.0, {}, {}});
+      for (int taps : {7, 23})
+        c.push_back({"filter", axis, taps, 256, 256, 1.0 + taps / 10.0, {}, {}, {}, {}});
     store.add_compute(run, c);
   }
   store.finish_run(run);
@@ -130,6 +131,50 @@ TEST(Planning, MachineFromPerfdbBorrowsComputeFromThisHost) {
   const auto here = planning::load_machine(db.path.string(), std::nullopt);
   EXPECT_EQ(here.compute_source, "measured");
   EXPECT_EQ(here.params.placement.cores_per_node, 2);
+}
+
+TEST(Planning, WholePipelineComputeRowsArePreferredOverSinglePasses) {
+  TempDb db;
+  const std::string host = perfdb::local_machine().name;
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, host, true, true, 2);  // single-pass rows only
+  }
+  const auto old = planning::load_machine(db.path.string(), std::nullopt);
+  ASSERT_FALSE(old.params.compute.empty());
+  EXPECT_FALSE(old.params.compute.has_pipeline()) << "old runs still price the compute";
+  {
+    // A newer run with both kinds of rows: the pipeline rows price, the passes do not.
+    perfdb::Store store(db.path);
+    const auto m = store.find_machine(host);
+    ASSERT_TRUE(m);
+    const auto run = store.begin_run(m->id, "tessera-bench", "test", "{}");
+    std::vector<perfdb::ComputeCost> c{{"filter", "x", 7, 256, 256, 1.5, {}, {}, {}, {}},
+                                       {"derivatives", "xy", 164, 512, 512, 4.0, 3.5, 4.5, 3.0, 1},
+                                       {"derivatives", "xy", 164, 512, 512, 2.5, {}, {}, 3.0, 2},
+                                       {"derivatives", "xy", 66, 512, 512, 1.0, {}, {}, 1.0, {}}};
+    store.add_compute(run, c);
+    store.finish_run(run);
+  }
+  const auto now = planning::load_machine(db.path.string(), std::nullopt);
+  const auto& t = now.params.compute;
+  ASSERT_TRUE(t.has_pipeline());
+  EXPECT_TRUE(t.points().empty());
+  ASSERT_EQ(t.pipeline_points().size(), 3u);
+  EXPECT_EQ(t.pipeline_points()[2].threads, 1) << "no thread count recorded: one thread";
+  EXPECT_DOUBLE_EQ(t.pipeline_ns_per_pixel(164, 2, 512, 512), 2.5);
+  EXPECT_DOUBLE_EQ(t.pipeline_ns_per_pixel(164, 1, 512, 512), 4.0);
+
+  planning::PlanRequest req;
+  req.width = 512;
+  req.height = 512;
+  req.options.sigma = 3;
+  req.procs = 1;
+  req.perfdb = db.path.string();
+  const auto r = planning::plan_for(req);
+  // One rank on this 2-core machine computes with 2 threads.
+  const int exchanges = describe_pipeline(512, 512, req.options).exchanges;
+  EXPECT_NEAR(r.search.chosen().predicted.compute, exchanges * 2.5 * 512 * 512 / 1000.0, 1e-9);
 }
 
 TEST(Planning, BadRequestsAreCallerErrors) {

@@ -22,38 +22,46 @@ using scheduler::PiecewiseLinear;
 
 Level level_of(perfdb::Level l) { return l == perfdb::Level::intra ? Level::intra : Level::inter; }
 
-// P-3PC tables of one run. The benchmarker may also measure library-shaped
-// noncontiguous messages (many short rows) at nearly the same sizes as the paper's
-// 100-block messages; mixing the two families in one curve makes it zigzag and its
-// extrapolation meaningless, so each curve takes one family: the paper's default shape
-// (100 blocks, default stride; 1 block for contiguous sides) when measured, else all.
+// P-3PC tables of one run. The benchmarker measures the paper's noncontiguous shape
+// (100 blocks) and, besides, messages shaped as the library sends them (many rows of
+// one length: a tile's rows, a halo's). The two families must not share a curve (it
+// would zigzag between them): the paper's shape makes the base curves, and the
+// library-shaped samples one row family per row length, which p3pc prefers for
+// messages whose row length it knows (P3pcTable::time_us).
 bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vector<std::string>& notes) {
-  std::map<std::pair<int, int>, std::vector<const perfdb::P3pcSample*>> by_curve;  // (level, path*4+layout)
-  for (const auto& s : run.p3pc)
-    by_curve[{int(level_of(s.level)), int(s.path) * 4 + int(s.layout)}].push_back(&s);
-  std::size_t skipped = 0;
-  for (auto& [key, samples] : by_curve) {
-    auto paper_shape = [](const perfdb::P3pcSample* s) {
-      const bool contiguous = s->layout == Layout::cc;
-      return contiguous ? s->blocks <= 1 || s->block_stride_bytes == 0
-                        : s->blocks == 100 && s->block_stride_bytes == 0;
-    };
-    const bool have_paper = std::any_of(samples.begin(), samples.end(), paper_shape);
-    std::vector<std::pair<double, double>> pts;
-    for (const auto* s : samples) {
-      if (have_paper && !paper_shape(s)) {
-        ++skipped;
-        continue;
-      }
-      pts.emplace_back(double(s->bytes), s->median_us);
-    }
-    m.p3pc[std::size_t(key.first)].curves[std::size_t(key.second)] = PiecewiseLinear(std::move(pts));
+  using Key = std::pair<int, int>;  // (level, path * 4 + layout)
+  std::map<Key, std::vector<std::pair<double, double>>> base, any;
+  std::map<std::pair<int, long long>, std::map<int, std::vector<std::pair<double, double>>>> rows;  // (level, row bytes)
+  for (const auto& s : run.p3pc) {
+    const int lv = int(level_of(s.level)), curve = int(s.path) * 4 + int(s.layout);
+    const bool contiguous = s.layout == Layout::cc;
+    const bool paper = contiguous ? s.blocks <= 1 || s.block_stride_bytes == 0
+                                  : s.blocks == 100 && s.block_stride_bytes == 0;
+    const std::pair<double, double> pt{double(s.bytes), s.median_us};
+    any[{lv, curve}].push_back(pt);
+    if (paper)
+      base[{lv, curve}].push_back(pt);
+    else if (!contiguous && s.blocks > 1 && s.block_stride_bytes > 0 && s.bytes % s.blocks == 0)
+      rows[{lv, (long long)(s.bytes / s.blocks)}][curve].push_back(pt);
   }
-  if (skipped > 0)
-    notes.push_back(std::to_string(skipped) +
-                    " P-3PC samples of library-shaped noncontiguous messages not used (p3pc uses the paper's "
-                    "100-block shape)");
-  return !by_curve.empty();
+  for (auto& [key, pts] : any) {
+    auto it = base.find(key);
+    // A curve measured only in library shapes still needs a base: all its samples.
+    m.p3pc[std::size_t(key.first)].curves[std::size_t(key.second)] =
+        PiecewiseLinear(it != base.end() ? std::move(it->second) : std::move(pts));
+  }
+  std::size_t families = 0;
+  for (auto& [key, curves] : rows) {  // ascending row length within a level
+    scheduler::P3pcRowFamily f;
+    f.row_bytes = double(key.second);
+    for (auto& [curve, pts] : curves) f.curves[std::size_t(curve)] = PiecewiseLinear(std::move(pts));
+    m.p3pc[std::size_t(key.first)].row_families.push_back(std::move(f));
+    ++families;
+  }
+  if (families == 0 && !any.empty())
+    notes.push_back("no library-shaped P-3PC samples: noncontiguous messages priced with the paper's 100-block "
+                    "shape (rerun tessera-bench)");
+  return !any.empty();
 }
 
 void fill_log3p(scheduler::MachineParams& m, const perfdb::RunData& run) {
@@ -84,17 +92,39 @@ void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
         {double(r.from_bytes), r.L_us, (r.o_s_us + r.o_r_us) / 2, r.g_us, r.G_us_per_byte});
 }
 
+// Compute costs of one run. Whole-pipeline rows ("derivatives": compute_derivatives
+// timed per sigma, tile and thread count) price the compute when present; single
+// filter-pass rows, all that runs before schema 3 have, only when there are none.
 scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
-  std::vector<scheduler::ComputePoint> pts;
+  std::vector<scheduler::ComputePoint> passes;
+  std::vector<scheduler::PipelinePoint> pipeline;
   for (const auto& c : run.compute) {
+    if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0)) continue;
+    if (c.operation == perfdb::kComputeDerivatives) {
+      if (c.threads && *c.threads < 1) continue;
+      // No thread count recorded: one thread, as the single-pass benchmark ran.
+      pipeline.push_back({c.taps, c.threads.value_or(1), c.tile_width, c.tile_height, c.ns_per_pixel});
+      continue;
+    }
     if (c.axis != "x" && c.axis != "y") continue;
-    if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1) continue;
     // The benchmarker names odd-order (antisymmetric) passes "filter_odd".
     if (c.operation != "filter" && c.operation != "filter_odd") continue;
-    pts.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel,
-                   c.operation == "filter_odd"});
+    passes.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel,
+                      c.operation == "filter_odd"});
   }
-  return scheduler::ComputeTable(std::move(pts));
+  if (!pipeline.empty()) passes.clear();
+  return scheduler::ComputeTable(std::move(passes), std::move(pipeline));
+}
+
+// The library's local copies (operation "copy": rows x floats per row, ns per float),
+// fitted to rows x (per row + floats x per float). Empty when the run has too few.
+scheduler::CopyCost copy_of(const perfdb::RunData& run) {
+  std::vector<scheduler::CopySample> samples;
+  for (const auto& c : run.compute)
+    if (c.operation == "copy" && c.tile_width >= 1 && c.tile_height >= 1 && c.ns_per_pixel > 0)
+      samples.push_back({double(c.tile_height), double(c.tile_width),
+                         c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
+  return samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
 }
 
 struct Found {
@@ -199,16 +229,21 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
 
   if (found && found->compute) {
     out.params.compute = compute_of(*found->compute);
+    out.params.copy = copy_of(*found->compute);
     out.compute_source = "measured";
   }
   if (out.params.compute.empty() && !this_host && store) {
     if (auto local = find_in_store(*store, host); local && local->compute) {
       out.params.compute = compute_of(*local->compute);
+      out.params.copy = copy_of(*local->compute);
       out.compute_source = "borrowed from this machine (" + host + ")";
       out.notes.push_back("machine '" + name +
                           "' has no compute measurements; compute priced with this machine's (" + host + ")");
     }
   }
+  if (out.params.copy.empty())
+    out.notes.push_back("no copy measurements: the library's local copies around messages are unpriced (rerun "
+                        "tessera-bench)");
   if (out.params.compute.empty()) {
     out.compute_source = "unpriced";
     out.notes.push_back(

@@ -36,8 +36,11 @@ using Progress = std::function<void(const std::string&)>;
 
 /// Times, on ranks 0..scenario.procs-1, for every grid: scatter with each algorithm,
 /// border exchange with each algorithm, compute_derivatives, and the pipeline's gathers
-/// (all of them, one per derivative) with each algorithm. Each sample starts after a
-/// barrier and is the maximum over the ranks (MPI_Reduce MAX). `image` is read on the
+/// (all of them, one per derivative) with each algorithm. Each timed phase follows an
+/// untimed run of the phase before it in the pipeline (scatter before an exchange,
+/// exchange before compute, compute before a gather), so it finds the caches as the
+/// pipeline leaves them. Each sample starts after a barrier and is the maximum over the
+/// ranks (MPI_Allreduce MAX). `image` is read on the
 /// root only. Returns the observations (no predictions) on the root, empty elsewhere.
 /// Collective over the session (ranks beyond procs take no part and return at once).
 std::vector<Observation> measure_phases(const Session& session, const Image& image, const Scenario& scenario,

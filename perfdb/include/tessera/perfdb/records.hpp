@@ -115,16 +115,30 @@ struct LoggpRange {
 };
 
 /// Measured cost of a compute kernel on one tile, in nanoseconds per output pixel.
+/// Two kinds of rows (kComputeDerivatives is what planning uses; the others are what
+/// databases written before schema 3 hold):
+///  - operation "filter" / "filter_odd": one 1-D pass (tessera::filter_pass) of `taps`
+///    along `axis` ("x" or "y"), single-threaded; sigma and threads absent.
+///  - operation "derivatives": the whole pipeline compute, tessera::compute_derivatives
+///    of the standard set (Lx, Ly, Lxx, Lxy, Lyy) on a haloed tile at `sigma` with
+///    `threads` TBB threads; axis "xy"; `taps` is the sum of the kernel sizes of the
+///    pipeline's 1-D passes (describe_pipeline().passes: what the cost scales with);
+///    ns per interior pixel of the tile for the whole set.
 struct ComputeCost {
-  std::string operation = "filter";  ///< e.g. "filter" (1-D Gaussian pass)
-  std::string axis;                  ///< "x" or "y"
-  int taps = 0;                      ///< 1-D kernel size
-  int tile_width = 0;                ///< pixels
-  int tile_height = 0;               ///< pixels
+  std::string operation = "filter";  ///< "filter", "filter_odd" or "derivatives"
+  std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
+  int taps = 0;                      ///< 1-D kernel size; for "derivatives" the passes' sum
+  int tile_width = 0;                ///< pixels (interior, without halo)
+  int tile_height = 0;               ///< pixels (interior, without halo)
   double ns_per_pixel = 0;
-  std::optional<double> q1;  ///< ns per pixel
-  std::optional<double> q3;  ///< ns per pixel
+  std::optional<double> q1;     ///< ns per pixel
+  std::optional<double> q3;     ///< ns per pixel
+  std::optional<double> sigma;  ///< Gaussian scale ("derivatives" rows; schema 3)
+  std::optional<int> threads;   ///< TBB threads ("derivatives" rows; schema 3)
 };
+
+/// ComputeCost::operation of whole-pipeline rows.
+inline constexpr std::string_view kComputeDerivatives = "derivatives";
 
 /// A prediction compared with a measurement, for a later validation tool.
 struct ValidationRecord {

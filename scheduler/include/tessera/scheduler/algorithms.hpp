@@ -29,22 +29,30 @@ double tile_bytes(const Partition& partition, int rank);
 /// tiles of its subtree [r, r + lowbit(r)) and forwards the largest subtree first; the
 /// root sends from the whole image (noncontiguous unless X == 1), others from contiguous
 /// buffers. bcast: the whole image down the same tree. Throws InvalidArgument for mpi.
-Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition);
+/// With `copy`, each rank's copy of its tile into its haloed buffer is local work after
+/// its sends (the root's from the image, the others' from the receive buffer).
+Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition, const CopyCost& copy = {});
 /// The library's gather to rank 0 (oft, sbt; the reverse of the scatter: children are
 /// received smallest subtree first; the root receives into the whole image,
 /// noncontiguous unless X == 1). Throws InvalidArgument for mpi.
-Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition);
+/// With `copy`, inner nodes of the SBT other than the root copy their own tile into the
+/// staging buffer first; nothing else is copied (senders send their output, the root
+/// receives in place).
+Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition, const CopyCost& copy = {});
 /// The library's border exchange. 4step: right, left (halo.x columns x tile height,
 /// nn), down, up ((tile width + 2 halo.x) x halo.y rows, cc), blocking.
 /// nonblocking: all x messages posted at once, wait, then all y messages.
-Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo);
+/// With `copy`, tiles on the image's edges mirror them after each axis's messages.
+Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo,
+                           const CopyCost& copy = {});
 
 /// How phases are priced.
 enum class Pricing { simulate, fast };
 std::string_view to_string(Pricing pricing);
 
 /// One operation of each communication phase, µs. mpi = the fastest of our own
-/// algorithms (oft, sbt), as the paper does without a measurement of MPI's own.
+/// algorithms (oft, sbt), as the paper does without a measurement of MPI's own, plus the
+/// copies the library makes around MPI's collectives.
 struct CommCosts {
   std::array<double, 4> scatter{};   ///< index: ScatterAlgorithm
   std::array<double, 3> gather{};    ///< index: GatherAlgorithm
@@ -60,12 +68,12 @@ struct PriceCache {
 
 /// Prices every scatter, gather and exchange algorithm for one partition.
 /// Precondition: infeasibility(partition, halo) is empty. `cache` may be null.
+/// `copy` prices the library's local copies and mirroring (zero: communication only).
 CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
-                              const Placement& placement, Pricing pricing, PriceCache* cache = nullptr);
+                              const Placement& placement, Pricing pricing, PriceCache* cache = nullptr,
+                              const CopyCost& copy = {});
 
-/// Compute time of one run of the pipeline's passes (all exchanges) on the slowest
-/// rank's tile, µs, from per-pixel costs. Precondition: !table.empty().
-double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline);
+// compute_us (the compute phase) is in tessera/scheduler/compute.hpp.
 
 // ---------------------------------------------------------------------------------
 // The paper's closed forms (P-3PC Fig. 6), on whole-image sizes imw x imh (scatter,

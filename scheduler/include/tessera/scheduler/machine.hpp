@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/names.hpp"
+#include "tessera/scheduler/compute.hpp"
 
 namespace tessera::scheduler {
 
@@ -45,17 +46,56 @@ class PiecewiseLinear {
   std::vector<double> xs_, ys_, slopes_;
 };
 
+/// P-3PC curves of noncontiguous messages shaped as the library sends them: rows of
+/// `row_bytes` each (a tile's rows for a scatter or gather, a halo's rows for an
+/// x-border), any number of rows; one curve per (path, layout) as in P3pcTable.
+struct P3pcRowFamily {
+  double row_bytes = 0;
+  std::array<PiecewiseLinear, 12> curves;  ///< index: path * 4 + layout; cc unused
+  PiecewiseLinear& curve(Path p, Layout l) { return curves[int(p) * 4 + int(l)]; }
+  const PiecewiseLinear& curve(Path p, Layout l) const { return curves[int(p) * 4 + int(l)]; }
+};
+
 /// P-3PC measurements of one level: T_path,layout(bytes) in µs, each stored value a
 /// TOTAL (constant included, SPEC errata), one curve per (path, layout).
 struct P3pcTable {
   std::array<PiecewiseLinear, 12> curves;  ///< index: path * 4 + layout
+  /// Library-shaped noncontiguous measurements, ascending row_bytes (may be empty).
+  std::vector<P3pcRowFamily> row_families;
   PiecewiseLinear& curve(Path p, Layout l) { return curves[int(p) * 4 + int(l)]; }
   const PiecewiseLinear& curve(Path p, Layout l) const { return curves[int(p) * 4 + int(l)]; }
+  /// T_path,layout of `bytes`. A message with a noncontiguous side and a known row
+  /// length is priced from the row families that measured this (path, layout): linear in
+  /// log(row length) between the two nearest, the nearest one beyond the measured range.
+  /// Otherwise (contiguous, row length 0, no family) the base curve, the paper's shape.
+  /// Precondition: curve(p, l) is not empty.
+  double time_us(Path p, Layout l, double bytes, double row_bytes = 0) const;
   /// True when every (path, layout) curve has at least one point.
   bool complete() const;
   /// True when no curve has a point.
   bool empty() const;
 };
+
+/// The library's local memory work: copying a tile into its haloed buffer, out of a
+/// staging buffer, mirroring the image's edges. rows x (per_row_ns + row_floats x
+/// per_float_ns) ns. Zero (unpriced) until measured.
+struct CopyCost {
+  double per_row_ns = 0, per_float_ns = 0;
+  double us(double rows, double row_floats) const {
+    return rows > 0 && row_floats > 0 ? rows * (per_row_ns + row_floats * per_float_ns) / 1000.0 : 0.0;
+  }
+  bool empty() const { return per_row_ns == 0 && per_float_ns == 0; }
+};
+
+/// One timed copy: `rows` rows of `row_floats` floats took `us` µs.
+struct CopySample {
+  double rows = 0, row_floats = 0, us = 0;
+};
+
+/// Least-squares fit of CopyCost through the samples, weighted so each sample counts by
+/// its relative error (small and large copies alike); both coefficients at least 0.
+/// Throws InvalidArgument on fewer than 2 samples or non-finite values.
+CopyCost fit_copy_cost(const std::vector<CopySample>& samples);
 
 /// log_3P parameters of one level (log3P paper section 2.2, 2log{2,3}P eq. 4), each a
 /// piecewise-linear function of the message size in bytes, µs:
@@ -84,46 +124,6 @@ struct LogpcParams {
   std::optional<double> channel_us_per_byte;
 };
 
-/// Measured cost of one 1-D filter pass: ns per output pixel for a kernel of `taps`
-/// along `axis` on a tile_width x tile_height tile.
-struct ComputePoint {
-  int axis = 0;  ///< 0 = x, 1 = y (tessera::Axis order)
-  int taps = 1;
-  int tile_width = 0, tile_height = 0;
-  double ns_per_pixel = 0;
-  bool odd = false;  ///< kernel of odd derivative order (antisymmetric: priced apart)
-};
-
-/// Per-pixel compute costs with interpolation over taps and tile size.
-class ComputeTable {
- public:
-  ComputeTable() = default;
-  explicit ComputeTable(std::vector<ComputePoint> points);
-  bool empty() const { return points_.empty(); }
-  /// ns per output pixel of a pass with `taps` along axis (0 x, 1 y) on a w x h tile:
-  /// for each measured tap count, the point whose tile area is nearest in log scale;
-  /// then linear in taps between the two bracketing tap counts (extended past the
-  /// ends with the nearest segment, at least 0). If the axis was never measured the
-  /// other axis is used. Precondition: !empty().
-  /// `odd` selects the points measured for odd-order kernels when there are any (else
-  /// the others are used).
-  double ns_per_pixel(int axis, int taps, int w, int h, bool odd = false) const;
-  /// The same with the tile given by log(w * h) (callers pricing many passes per tile).
-  double ns_per_pixel_at(int axis, int taps, double log_area, bool odd = false) const;
-  const std::vector<ComputePoint>& points() const { return points_; }
-
- private:
-  struct Shape {
-    double log_area, ns;
-  };
-  struct TapGroup {
-    int taps;
-    std::vector<Shape> shapes;
-  };
-  std::vector<ComputePoint> points_;
-  std::array<std::vector<TapGroup>, 4> groups_;  ///< per (odd, axis), sorted by taps
-};
-
 /// Where ranks sit: block placement, rank r on node r / ranks_per_node.
 /// ranks_per_node <= 0 means every rank on one node. cores_per_node > 0 lets the search
 /// charge oversubscription: ranks sharing a core compute one after the other.
@@ -142,6 +142,7 @@ struct MachineParams {
   std::array<std::vector<LoggpRange>, 2> loggp;  ///< index: Level, sorted by min_bytes
   LogpcParams logpc;
   ComputeTable compute;
+  CopyCost copy;  ///< local copies and mirroring around the communication
   Placement placement;
 
   /// The P-3PC table of `level`, or of the other level if that one is empty.

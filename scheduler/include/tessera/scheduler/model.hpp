@@ -28,6 +28,9 @@ struct Message {
   Level level = Level::inter;  ///< intra- or inter-node pair
   int concurrent = 1;          ///< ranks injecting messages at the same time (LoGPC)
   int procs = 1;               ///< ranks in the run (LoGPC distance when not given)
+  /// Length of one row of the noncontiguous side(s), bytes: a tile's width for a scatter
+  /// or gather, the halo width for an x-border. 0 = unknown (the paper's 100-block shape).
+  double row_bytes = 0;
 };
 
 /// Prices point-to-point messages. Implementations are immutable after construction
@@ -41,14 +44,14 @@ class CostModel {
   /// True if time_us depends on Message::concurrent / procs (LoGPC); lets callers reuse
   /// prices of messages that differ only there.
   virtual bool uses_concurrency() const { return false; }
-  double send(Layout l, double bytes, Level lv = Level::inter) const {
-    return time_us({Path::send, l, bytes, lv});
+  double send(Layout l, double bytes, Level lv = Level::inter, double row_bytes = 0) const {
+    return time_us({Path::send, l, bytes, lv, 1, 1, row_bytes});
   }
-  double recv(Layout l, double bytes, Level lv = Level::inter) const {
-    return time_us({Path::recv, l, bytes, lv});
+  double recv(Layout l, double bytes, Level lv = Level::inter, double row_bytes = 0) const {
+    return time_us({Path::recv, l, bytes, lv, 1, 1, row_bytes});
   }
-  double full(Layout l, double bytes, Level lv = Level::inter) const {
-    return time_us({Path::full, l, bytes, lv});
+  double full(Layout l, double bytes, Level lv = Level::inter, double row_bytes = 0) const {
+    return time_us({Path::full, l, bytes, lv, 1, 1, row_bytes});
   }
 };
 

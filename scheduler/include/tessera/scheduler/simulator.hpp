@@ -27,6 +27,7 @@ struct Op {
   Layout layout = Layout::cc;  ///< sender then receiver contiguity (sends)
   double duration_us = 0;      ///< compute only
   int concurrent = 1;          ///< ranks injecting at the same time (LoGPC), sends only
+  double row_bytes = 0;        ///< row length of the noncontiguous side(s), sends only
 };
 
 /// Per-rank programs. ranks.size() is the number of ranks.
@@ -34,7 +35,8 @@ struct Schedule {
   std::vector<std::vector<Op>> ranks;
   explicit Schedule(int procs = 0) : ranks(std::size_t(procs)) {}
   int procs() const { return int(ranks.size()); }
-  void send(int from, int to, double bytes, Layout layout, int concurrent = 1, bool blocking = true);
+  void send(int from, int to, double bytes, Layout layout, int concurrent = 1, bool blocking = true,
+            double row_bytes = 0);
   void recv(int at, int from, bool blocking = true);
   void wait_all(int at);
   void compute(int at, double us);

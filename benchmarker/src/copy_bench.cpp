@@ -1,0 +1,85 @@
+#include "copy_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+
+#include "tessera/error.hpp"
+#include "tessera/image.hpp"
+
+namespace tessera::bench {
+
+std::vector<std::pair<int, int>> copy_shapes(bool quick) {
+  // Narrow rows price the per-row cost (mirroring halo.x columns), wide rows the
+  // per-float cost (tiles); sizes from 64 KiB to 16 MiB.
+  if (quick) return {{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}};
+  return {{4096, 4}, {4096, 16}, {1024, 64}, {512, 512}, {256, 2048}, {1024, 2048}, {2048, 2048}};
+}
+
+std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>& shapes,
+                                          const StopRule& rule, double budget_s,
+                                          const std::function<void(double)>& progress) {
+  using Clock = std::chrono::steady_clock;
+  // Source rows are an image's or a tile's rows: a stride wider than the row by at least
+  // a typical tile width, so narrow rows (halo columns) each sit on cache lines of their
+  // own, as they do when the library mirrors a tile's edges. The destination has a halo's
+  // margin, as the haloed tile buffer has.
+  constexpr int kMargin = 8;
+  constexpr std::size_t kGap = 512;
+  auto stride_of = [](int floats) { return std::max(2 * std::size_t(floats), std::size_t(floats) + kGap); };
+  std::size_t largest = 0;  // source span of the largest copy, floats
+  int widest = 1, tallest = 1;
+  for (auto [rows, floats] : shapes) {
+    if (rows < 1 || floats < 1) throw InvalidArgument("copy shape must have at least one row and one float");
+    largest = std::max(largest, std::size_t(rows) * stride_of(floats));
+    widest = std::max(widest, floats);
+    tallest = std::max(tallest, rows);
+  }
+  // 16 MiB of sources (at least two of the largest copy): copies walk through it, so
+  // each finds its rows in the last-level cache at best, not in a core's own caches, as
+  // a tile copied out of an image that was just sent does.
+  const std::size_t pool_floats = std::max<std::size_t>(std::size_t(4) << 20, 2 * largest);
+  const detail::FloatBuffer src = detail::allocate_floats(pool_floats);
+  std::fill_n(src.get(), pool_floats, 1.0f);
+  Image dst(widest + 2 * kMargin, tallest + 2 * kMargin);
+  std::size_t cursor = 0;
+
+  RoundScheduler sched(shapes.size(), rule, 17);
+  run_local_rounds(
+      sched, budget_s,
+      [&](int cell) {
+        const auto [rows, floats] = shapes[std::size_t(cell)];
+        const std::size_t stride = stride_of(floats);
+        const std::size_t span = std::size_t(rows) * stride;
+        if (cursor + span > pool_floats) cursor = 0;
+        const float* from = src.get() + cursor;
+        cursor += span;
+        const std::ptrdiff_t to_stride = dst.width();
+        float* to = dst.data() + kMargin * to_stride + kMargin;
+        const auto t0 = Clock::now();
+        for (int y = 0; y < rows; ++y)
+          std::copy_n(from + std::size_t(y) * stride, floats, to + y * to_stride);
+        const auto t1 = Clock::now();
+        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(rows) * floats);
+      },
+      progress);
+
+  std::vector<perfdb::ComputeCost> out;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Summary s = sched.summary(int(i));
+    if (s.count < 3) throw Error("copy time budget too small; raise --max-seconds");
+    perfdb::ComputeCost c;
+    c.operation = kCopyOperation;
+    c.axis = "x";
+    c.taps = 1;
+    c.tile_width = shapes[i].second;
+    c.tile_height = shapes[i].first;
+    c.ns_per_pixel = s.median;
+    c.q1 = s.q1;
+    c.q3 = s.q3;
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace tessera::bench

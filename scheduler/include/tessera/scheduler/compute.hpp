@@ -1,0 +1,126 @@
+#pragma once
+// Pricing of the compute phase: what one rank's compute_derivatives costs on its tile.
+// Pure: no MPI, no SQL (the planning glue fills the tables from the perfdb).
+//
+// Two kinds of measurements:
+//  - pipeline points (preferred): the library's whole compute, compute_derivatives of
+//    the standard derivative set, timed on haloed tiles per (kernel taps, threads, tile
+//    shape). The library fuses its passes (shared y-smoothings, row strips kept in
+//    cache), so its cost is not a sum of single passes, and it depends on tile width
+//    and on the number of TBB threads;
+//  - pass points (databases from before): single 1-D filter passes, summed over the
+//    pipeline's passes and divided by the thread count. Used only when a table has no
+//    pipeline points.
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "tessera/gaussian.hpp"
+#include "tessera/partition.hpp"
+
+namespace tessera::scheduler {
+
+/// Measured cost of one 1-D filter pass: ns per output pixel for a kernel of `taps`
+/// along `axis` on a tile_width x tile_height tile, single-threaded.
+struct ComputePoint {
+  int axis = 0;  ///< 0 = x, 1 = y (tessera::Axis order)
+  int taps = 1;
+  int tile_width = 0, tile_height = 0;
+  double ns_per_pixel = 0;
+  bool odd = false;  ///< kernel of odd derivative order (antisymmetric: priced apart)
+};
+
+/// Measured cost of the whole derivative pipeline's compute on one tile: ns per
+/// interior pixel of a tile_width x tile_height tile for the whole derivative set.
+struct PipelinePoint {
+  int taps = 1;     ///< sum of the kernel sizes of the pipeline's passes (pipeline_taps)
+  int threads = 1;  ///< TBB threads it ran with
+  int tile_width = 0, tile_height = 0;
+  double ns_per_pixel = 0;
+};
+
+/// The cost key of a pipeline: the sum of the kernel sizes of its 1-D passes. The
+/// work per pixel grows linearly with it (every pass is a multiply-add per tap), which
+/// is why pipeline points are interpolated in it rather than in sigma (a radius
+/// override changes the taps, not sigma).
+int pipeline_taps(const PipelineDescription& pipeline);
+
+/// Per-pixel compute costs with interpolation over kernel size, tile shape and threads.
+class ComputeTable {
+ public:
+  ComputeTable() = default;
+  /// Pass points only (the old benchmark). Throws InvalidArgument on a point out of
+  /// range (taps, tile sides or threads below 1, a negative or non-finite cost).
+  explicit ComputeTable(std::vector<ComputePoint> passes) : ComputeTable(std::move(passes), {}) {}
+  /// Pass and pipeline points; either may be empty.
+  ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline);
+
+  bool empty() const { return points_.empty() && pipeline_points_.empty(); }
+  /// True when whole-pipeline points were measured (then they price the compute).
+  bool has_pipeline() const { return !pipeline_points_.empty(); }
+
+  /// Pass points: ns per output pixel of a pass with `taps` along axis (0 x, 1 y) on a
+  /// w x h tile: for each measured tap count, the point whose tile area is nearest in
+  /// log scale; then linear in taps between the two bracketing tap counts (extended
+  /// past the ends with the nearest segment, at least 0). If the axis was never measured
+  /// the other axis is used. `odd` selects the points measured for odd-order kernels
+  /// when there are any (else the others are used). Precondition: !points().empty().
+  double ns_per_pixel(int axis, int taps, int w, int h, bool odd = false) const;
+  /// The same with the tile given by log(w * h) (callers pricing many passes per tile).
+  double ns_per_pixel_at(int axis, int taps, double log_area, bool odd = false) const;
+
+  /// Pipeline points: ns per interior pixel of the whole compute on a w x h tile with
+  /// `taps` (pipeline_taps) and `threads` threads. Precondition: has_pipeline().
+  ///  - shape: per measured tile area, linear in log(width) between measured widths;
+  ///    then linear in log(area) between the two nearest areas; clamped to the
+  ///    measured range (per-pixel cost levels off past the caches; extending a cache
+  ///    cliff's slope would not);
+  ///  - taps: linear between the two bracketing measured tap counts, extended with the
+  ///    nearest segment, but never below the smallest count's cost scaled in
+  ///    proportion to taps;
+  ///  - threads: the measured thread count's points when it matches; between two
+  ///    measured counts the speedup is linear in threads; outside them the nearest
+  ///    count's cost scales in proportion (ns x measured / wanted).
+  double pipeline_ns_per_pixel(int taps, int threads, int w, int h) const;
+
+  const std::vector<ComputePoint>& points() const { return points_; }
+  const std::vector<PipelinePoint>& pipeline_points() const { return pipeline_points_; }
+
+ private:
+  struct Shape {
+    double log_area, ns;
+  };
+  struct TapGroup {
+    int taps;
+    std::vector<Shape> shapes;
+  };
+  // Pipeline points of one area: ns against log(width), ascending.
+  struct AreaCurve {
+    double log_area = 0;
+    std::vector<double> log_widths, ns;
+  };
+  struct TapSurface {
+    int taps = 0;
+    std::vector<AreaCurve> areas;  ///< ascending log_area
+  };
+  struct ThreadGroup {
+    int threads = 1;
+    std::vector<TapSurface> surfaces;  ///< ascending taps
+  };
+  double at_threads(const ThreadGroup& group, int taps, double log_w, double log_area) const;
+
+  std::vector<ComputePoint> points_;
+  std::array<std::vector<TapGroup>, 4> groups_;  ///< per (odd, axis), sorted by taps
+  std::vector<PipelinePoint> pipeline_points_;
+  std::vector<ThreadGroup> thread_groups_;  ///< ascending threads
+};
+
+/// Compute time of one run of the pipeline (all exchanges) on the slowest tile class
+/// of the partition with `threads` threads per rank, µs. With pipeline points: the
+/// largest of ns per pixel x interior pixels over the partition's tile shapes. Without:
+/// the sum of the pipeline's single passes (pass_pixels each) on the slowest tile,
+/// divided by `threads` (linear scaling). Precondition: !table.empty(), threads >= 1.
+double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline,
+                  int threads = 1);
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,221 @@
+#include "tessera/scheduler/compute.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "tessera/error.hpp"
+
+namespace tessera::scheduler {
+namespace {
+
+// Linear through sorted xs, constant past either end.
+double clamped_linear(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+  if (xs.size() == 1 || x <= xs.front()) return ys.front();
+  if (x >= xs.back()) return ys.back();
+  std::size_t i = 0;
+  while (x > xs[i + 1]) ++i;
+  return ys[i] + (x - xs[i]) / (xs[i + 1] - xs[i]) * (ys[i + 1] - ys[i]);
+}
+
+// The segment [i, i + 1] of an ascending sequence holding v, clamped to the end
+// segments. Precondition: size >= 2.
+template <class Seq, class Key>
+std::size_t segment(const Seq& seq, double v, Key key) {
+  std::size_t i = 0;
+  while (i + 2 < seq.size() && v >= double(key(seq[i + 1]))) ++i;
+  return i;
+}
+
+// Areas closer than this factor are one measured area (the benchmarker's heights are
+// area / width rounded down, and imported tables need not match exactly).
+const double kSameAreaLog = std::log(1.5);
+
+// The distinct tile classes of SPEC's even split: widths W/X and W/X + 1, heights alike.
+template <class F>
+void for_each_tile_class(const Partition& partition, F&& f) {
+  const int X = partition.grid().x, Y = partition.grid().y;
+  const int wq = partition.width() / X, hq = partition.height() / Y;
+  const bool wr = partition.width() % X > 0, hr = partition.height() % Y > 0;
+  for (int cw = 0; cw <= int(wr); ++cw)
+    for (int ch = 0; ch <= int(hr); ++ch) {
+      const int w = wq + cw, h = hq + ch;
+      if (w >= 1 && h >= 1) f(w, h);
+    }
+}
+
+}  // namespace
+
+int pipeline_taps(const PipelineDescription& pipeline) {
+  int taps = 0;
+  for (const auto& p : pipeline.passes) taps += p.taps;
+  return taps;
+}
+
+ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline)
+    : points_(std::move(passes)), pipeline_points_(std::move(pipeline)) {
+  for (const auto& p : points_) {
+    if (p.axis < 0 || p.axis > 1 || p.taps < 1 || p.tile_width < 1 || p.tile_height < 1 ||
+        !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
+      throw InvalidArgument("compute cost point out of range (axis " + std::to_string(p.axis) + ", taps " +
+                            std::to_string(p.taps) + ")");
+    auto& groups = groups_[std::size_t(int(p.odd) * 2 + p.axis)];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const TapGroup& g) { return g.taps == p.taps; });
+    if (it == groups.end()) it = groups.insert(groups.end(), TapGroup{p.taps, {}});
+    it->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
+  }
+  for (auto& groups : groups_)
+    std::sort(groups.begin(), groups.end(),
+              [](const TapGroup& a, const TapGroup& b) { return a.taps < b.taps; });
+
+  for (const auto& p : pipeline_points_)
+    if (p.taps < 1 || p.threads < 1 || p.tile_width < 1 || p.tile_height < 1 ||
+        !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
+      throw InvalidArgument("pipeline compute point out of range (taps " + std::to_string(p.taps) +
+                            ", threads " + std::to_string(p.threads) + ", tile " +
+                            std::to_string(p.tile_width) + "x" + std::to_string(p.tile_height) + ")");
+  // threads -> taps -> area -> width, each level ascending.
+  std::vector<PipelinePoint> sorted = pipeline_points_;
+  auto log_area = [](const PipelinePoint& p) {
+    return std::log(double(p.tile_width) * double(p.tile_height));
+  };
+  std::sort(sorted.begin(), sorted.end(), [&](const PipelinePoint& a, const PipelinePoint& b) {
+    if (a.threads != b.threads) return a.threads < b.threads;
+    if (a.taps != b.taps) return a.taps < b.taps;
+    return log_area(a) < log_area(b);
+  });
+  for (std::size_t i = 0; i < sorted.size();) {
+    ThreadGroup tg{sorted[i].threads, {}};
+    for (; i < sorted.size() && sorted[i].threads == tg.threads;) {
+      TapSurface surface{sorted[i].taps, {}};
+      for (; i < sorted.size() && sorted[i].threads == tg.threads && sorted[i].taps == surface.taps;) {
+        // One area: the points within kSameAreaLog of its smallest, by width (repeated
+        // widths averaged).
+        const double first = log_area(sorted[i]);
+        std::vector<std::pair<double, double>> by_width;
+        double area_sum = 0;
+        for (; i < sorted.size() && sorted[i].threads == tg.threads && sorted[i].taps == surface.taps &&
+               log_area(sorted[i]) - first < kSameAreaLog;
+             ++i) {
+          by_width.emplace_back(std::log(double(sorted[i].tile_width)), sorted[i].ns_per_pixel);
+          area_sum += log_area(sorted[i]);
+        }
+        AreaCurve curve;
+        curve.log_area = area_sum / double(by_width.size());
+        std::stable_sort(by_width.begin(), by_width.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (std::size_t k = 0; k < by_width.size();) {
+          std::size_t j = k;
+          double sum = 0;
+          while (j < by_width.size() && by_width[j].first == by_width[k].first) sum += by_width[j++].second;
+          curve.log_widths.push_back(by_width[k].first);
+          curve.ns.push_back(sum / double(j - k));
+          k = j;
+        }
+        surface.areas.push_back(std::move(curve));
+      }
+      tg.surfaces.push_back(std::move(surface));
+    }
+    thread_groups_.push_back(std::move(tg));
+  }
+}
+
+double ComputeTable::ns_per_pixel(int axis, int taps, int w, int h, bool odd) const {
+  return ns_per_pixel_at(axis, taps, std::log(double(std::max(w, 1)) * double(std::max(h, 1))), odd);
+}
+
+double ComputeTable::ns_per_pixel_at(int axis, int taps, double area, bool odd) const {
+  // The parity's own points if any were measured; within it, the other axis if needed.
+  const int parity = odd && !(groups_[2].empty() && groups_[3].empty()) ? 1 : 0;
+  const auto& own = groups_[std::size_t(parity * 2 + axis)];
+  const auto& groups = own.empty() ? groups_[std::size_t(parity * 2 + 1 - axis)] : own;
+  // Per tap count, the shape whose tile area is nearest on a log scale (ties: the first
+  // stored); called for every tile of every grid a search tries, so nothing allocates.
+  auto at = [&](const TapGroup& g) {
+    const Shape* best = &g.shapes.front();
+    for (const auto& s : g.shapes)
+      if (std::abs(s.log_area - area) < std::abs(best->log_area - area)) best = &s;
+    return best->ns;
+  };
+  if (groups.size() == 1) return std::max(0.0, at(groups.front()));
+  std::size_t i = 0;  // segment [i, i + 1] holding taps, clamped to the end segments
+  while (i + 2 < groups.size() && groups[i + 1].taps <= taps) ++i;
+  const double t0 = groups[i].taps, t1 = groups[i + 1].taps;
+  const double v0 = at(groups[i]), v1 = at(groups[i + 1]);
+  return std::max(0.0, v0 + (double(taps) - t0) / (t1 - t0) * (v1 - v0));
+}
+
+double ComputeTable::at_threads(const ThreadGroup& group, int taps, double log_w, double log_area) const {
+  auto at = [&](const TapSurface& s) {
+    if (s.areas.size() == 1) return clamped_linear(s.areas[0].log_widths, s.areas[0].ns, log_w);
+    if (log_area <= s.areas.front().log_area)
+      return clamped_linear(s.areas.front().log_widths, s.areas.front().ns, log_w);
+    if (log_area >= s.areas.back().log_area)
+      return clamped_linear(s.areas.back().log_widths, s.areas.back().ns, log_w);
+    const std::size_t i = segment(s.areas, log_area, [](const AreaCurve& c) { return c.log_area; });
+    const AreaCurve &a = s.areas[i], &b = s.areas[i + 1];
+    const double va = clamped_linear(a.log_widths, a.ns, log_w),
+                 vb = clamped_linear(b.log_widths, b.ns, log_w);
+    return va + (log_area - a.log_area) / (b.log_area - a.log_area) * (vb - va);
+  };
+  const auto& surfaces = group.surfaces;
+  if (surfaces.size() == 1) return at(surfaces[0]) * double(taps) / double(surfaces[0].taps);
+  const std::size_t i = segment(surfaces, double(taps), [](const TapSurface& s) { return s.taps; });
+  const double t0 = surfaces[i].taps, t1 = surfaces[i + 1].taps;
+  const double v0 = at(surfaces[i]), v1 = at(surfaces[i + 1]);
+  const double linear = v0 + (double(taps) - t0) / (t1 - t0) * (v1 - v0);
+  // Below the smallest measured kernel the segment may head for zero or below; a pass
+  // costs at least its multiply-adds, so no less than that kernel's cost in proportion.
+  if (taps < surfaces.front().taps) return std::max(linear, v0 * double(taps) / t0);
+  return linear;
+}
+
+double ComputeTable::pipeline_ns_per_pixel(int taps, int threads, int w, int h) const {
+  const double log_w = std::log(double(std::max(w, 1)));
+  const double log_area = std::log(double(std::max(w, 1)) * double(std::max(h, 1)));
+  threads = std::max(threads, 1);
+  const auto& groups = thread_groups_;
+  std::size_t i = 0;  // first group with at least `threads` threads, or the last
+  while (i + 1 < groups.size() && groups[i].threads < threads) ++i;
+  const ThreadGroup& g = groups[i];
+  const double ns = at_threads(g, taps, log_w, log_area);
+  if (g.threads == threads) return ns;
+  if (g.threads > threads && i > 0) {
+    // Between two measured counts: speedup linear in threads from the lower count.
+    const ThreadGroup& lo = groups[i - 1];
+    const double ns_lo = at_threads(lo, taps, log_w, log_area);
+    const double speedup_hi = ns > 0 ? ns_lo / ns : 1.0;
+    const double s =
+        1.0 + (double(threads - lo.threads) / double(g.threads - lo.threads)) * (speedup_hi - 1.0);
+    return s > 0 ? ns_lo / s : ns_lo;
+  }
+  // Outside the measured counts: the nearest count's work, spread in proportion.
+  return ns * double(g.threads) / double(threads);
+}
+
+double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline,
+                  int threads) {
+  threads = std::max(threads, 1);
+  double worst = 0;
+  if (table.has_pipeline()) {
+    const int taps = pipeline_taps(pipeline);
+    for_each_tile_class(partition, [&](int w, int h) {
+      worst =
+          std::max(worst, table.pipeline_ns_per_pixel(taps, threads, w, h) * double(w) * double(h) / 1000.0);
+    });
+    return worst * pipeline.exchanges;
+  }
+  for_each_tile_class(partition, [&](int w, int h) {
+    const double log_area = std::log(double(w) * double(h));
+    double t = 0;
+    for (const auto& pass : pipeline.passes)
+      t += double(pass_pixels(pass, w, h, pipeline.halo)) *
+           table.ns_per_pixel_at(pass.axis == Axis::x ? 0 : 1, pass.taps, log_area, pass.order % 2 == 1) /
+           1000.0;
+    worst = std::max(worst, t);
+  });
+  // Single passes were timed on one thread; the library splits rows over its threads.
+  return worst * pipeline.exchanges / threads;
+}
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,169 @@
+// What the library does besides sending: the row-shaped P-3PC families, the copies and
+// mirroring around messages (CopyCost), and log3P's per-block noncontiguous cost, each
+// against hand-computed values; the fast forms against the simulator with copies priced.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "tessera/error.hpp"
+#include "tessera/scheduler/algorithms.hpp"
+#include "tessera/scheduler/model.hpp"
+
+using namespace tessera;
+using namespace tessera::scheduler;
+
+namespace {
+
+// Every curve T = c + a * bytes, with T_full >= T_send + T_recv (as simulator_test).
+P3pcTable linear_table() {
+  P3pcTable t;
+  const std::map<Layout, double> slow{
+      {Layout::cc, 1.0}, {Layout::cn, 1.6}, {Layout::nc, 1.4}, {Layout::nn, 2.0}};
+  for (Layout l : kLayouts) {
+    const double a = 0.001 * slow.at(l);
+    t.curve(Path::send, l) = PiecewiseLinear({{0, 3}, {1e6, 3 + 0.3e6 * a}});
+    t.curve(Path::recv, l) = PiecewiseLinear({{0, 4}, {1e6, 4 + 0.2e6 * a}});
+    t.curve(Path::full, l) = PiecewiseLinear({{0, 10}, {1e6, 10 + 1e6 * a}});
+  }
+  return t;
+}
+
+P3pcRowFamily family(double row_bytes, double value) {
+  P3pcRowFamily f;
+  f.row_bytes = row_bytes;
+  f.curve(Path::full, Layout::nc) = PiecewiseLinear({{0, value}, {1000, value + 1000}});
+  return f;
+}
+
+MachineParams machine(P3pcTable t, CopyCost copy = {}) {
+  MachineParams m;
+  m.name = "local";
+  m.p3pc[int(Level::intra)] = std::move(t);
+  m.copy = copy;
+  return m;
+}
+
+}  // namespace
+
+TEST(P3pcRowFamilies, InterpolateInLogRowLengthAndClampAtTheEnds) {
+  P3pcTable t = linear_table();
+  t.row_families = {family(16, 100), family(1024, 400)};
+  const double base = t.curve(Path::full, Layout::nc)(500);
+  // Between the families: linear in log(row bytes). 128 B is halfway from 16 to 1024
+  // on a log scale (16 * 8 = 128, 128 * 8 = 1024).
+  EXPECT_NEAR(t.time_us(Path::full, Layout::nc, 500, 128), 0.5 * (600 + 900), 1e-9);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::nc, 500, 16), 600, 1e-9);
+  // Beyond the measured row lengths: the nearest family, no extrapolation.
+  EXPECT_NEAR(t.time_us(Path::full, Layout::nc, 500, 4), 600, 1e-9);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::nc, 500, 1 << 20), 900, 1e-9);
+  // Unknown row length, contiguous messages and curves no family measured: the base.
+  EXPECT_NEAR(t.time_us(Path::full, Layout::nc, 500, 0), base, 1e-12);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 500, 128), t.curve(Path::full, Layout::cc)(500), 1e-12);
+  EXPECT_NEAR(t.time_us(Path::send, Layout::nc, 500, 128), t.curve(Path::send, Layout::nc)(500), 1e-12);
+  // The p3pc model passes the message's row length through.
+  const auto m = make_model(ModelKind::p3pc, machine(t));
+  EXPECT_NEAR(m->full(Layout::nc, 500, Level::intra, 128), 750, 1e-9);
+}
+
+TEST(CopyCost, PricesRowsAndFloats) {
+  const CopyCost c{3.0, 0.25};
+  EXPECT_NEAR(c.us(100, 40), 100 * (3.0 + 40 * 0.25) / 1000, 1e-12);
+  EXPECT_EQ(c.us(0, 40), 0.0);
+  EXPECT_TRUE(CopyCost{}.empty());
+}
+
+TEST(CopyCost, FitRecoversExactCoefficients) {
+  const CopyCost truth{2.5, 0.125};
+  std::vector<CopySample> s;
+  for (auto [rows, floats] : {std::pair{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}})
+    s.push_back({double(rows), double(floats), truth.us(rows, floats)});
+  const CopyCost fit = fit_copy_cost(s);
+  EXPECT_NEAR(fit.per_row_ns, 2.5, 1e-9);
+  EXPECT_NEAR(fit.per_float_ns, 0.125, 1e-12);
+}
+
+TEST(CopyCost, FitNeverGoesNegativeAndRejectsTooFewSamples) {
+  // Per-float cost alone, plus noise that would pull the per-row term below zero.
+  std::vector<CopySample> s{{1000, 4, 0.9 * 1000 * 4 * 0.5 / 1000}, {10, 4000, 10 * 4000 * 0.5 / 1000}};
+  const CopyCost fit = fit_copy_cost(s);
+  EXPECT_GE(fit.per_row_ns, 0.0);
+  EXPECT_GT(fit.per_float_ns, 0.0);
+  EXPECT_THROW(fit_copy_cost({{1, 1, 1}}), InvalidArgument);
+  EXPECT_THROW(fit_copy_cost({{1, 1, 1}, {1, 1, -1}}), InvalidArgument);
+}
+
+TEST(LocalWork, OftScatterOnTwoRanksByHand) {
+  // 1x2, 10x8: two 10x4 tiles, row bands (cc). The root sends (S) then copies its own
+  // tile; rank 1 copies after its receive completes at max(R, F).
+  const CopyCost copy{3.0, 0.25};
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  const Partition part(10, 8, Grid{1, 2});
+  const double b = 4.0 * 10 * 4, L = copy.us(4, 10);
+  const double S = m->send(Layout::cc, b), R = m->recv(Layout::cc, b), F = m->full(Layout::cc, b);
+  const double want = std::max(S + L, std::max(R, F) + L);
+  for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+    const auto c = price_communication(*m, part, {1, 1}, mp.placement, pr, nullptr, copy);
+    EXPECT_NEAR(c.scatter[int(ScatterAlgorithm::oft)], want, 1e-9) << to_string(pr);
+    // Nothing to copy in a flat-tree gather; MPI's own adds a copy on every rank and one
+    // of the root's block.
+    EXPECT_NEAR(c.gather[int(GatherAlgorithm::mpi)], c.gather[int(GatherAlgorithm::oft)] + 2 * L, 1e-9);
+    EXPECT_NEAR(c.scatter[int(ScatterAlgorithm::mpi)], want + L, 1e-9);
+  }
+}
+
+TEST(LocalWork, ExchangeMirrorsTheImageEdgesByHand) {
+  // 1x2 with halo {2, 3}: both tiles are at the left and right image edges (2 x-sides of
+  // 2 values per row) and at one y-edge (3 rows of width + 4).
+  const CopyCost copy{3.0, 0.25};
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  const Partition part(10, 8, Grid{1, 2});
+  const Halo halo{2, 3};
+  const auto none = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
+  const auto with = price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
+  const double mirror = 2 * copy.us(4, 2) + copy.us(3, 14);
+  for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
+}
+
+TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
+  // Copies as slow as the messages, so they lie on the critical paths.
+  const CopyCost copy{3000.0, 250.0};
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  for (int P : {2, 3, 4, 6, 7, 12, 16, 64})
+    for (Grid g : grids_for(P)) {
+      SCOPED_TRACE(to_string(g));
+      const Partition part(g.x * 7, g.y * 5, g);
+      const Halo halo{2, 3};
+      const auto fast = price_communication(*m, part, halo, mp.placement, Pricing::fast, nullptr, copy);
+      const auto exact = price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
+      for (int i = 0; i < 4; ++i)
+        EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
+      for (int i = 0; i < 3; ++i)
+        EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
+      // The fast exchange charges the largest tile's mirroring to the slowest tile: an
+      // upper bound, at most one tile's mirroring above the simulation.
+      for (int e = 0; e < 2; ++e) {
+        EXPECT_GE(fast.exchange[e] + 1e-9, exact.exchange[e]) << e;
+        EXPECT_LE(fast.exchange[e], exact.exchange[e] + 2 * copy.us(5, 2) + 2 * copy.us(3, 11) + 1e-9) << e;
+      }
+    }
+}
+
+TEST(Log3pRows, NoncontiguousCostIsPerBlock) {
+  MachineParams mp;
+  mp.name = "log3p";
+  mp.p3pc[int(Level::intra)] = linear_table();
+  Log3pLevel lv;
+  lv.o_mw = PiecewiseLinear({{0, 2}, {1000, 12}});
+  lv.l_mw = PiecewiseLinear({{0, 0}, {1000, 40}});
+  mp.log3p[int(Level::inter)] = lv;
+  const auto m = make_model(ModelKind::log3p, mp);
+  // Unknown rows: the measured unit block (one double). Rows of 32 bytes: 4x fewer blocks.
+  EXPECT_NEAR(m->full(Layout::nn, 500, Level::inter), 7 + 20, 1e-9);
+  EXPECT_NEAR(m->full(Layout::nn, 500, Level::inter, 32), 7 + 5, 1e-9);
+  EXPECT_NEAR(m->full(Layout::nc, 500, Level::inter, 32), 7 + 2.5, 1e-9);
+  EXPECT_NEAR(m->full(Layout::cc, 500, Level::inter, 32), 7, 1e-9);
+}
