@@ -136,7 +136,8 @@ class LoggpStarModel final : public CostModel {
 constexpr double kLog3pBlockBytes = 8.0;
 
 // log3P / 2log{2,3}P: T = o_mw + l_mw + o_net for the full path; the sender and the
-// receiver each carry half the middleware cost (log3P paper 4.3.3: P*(o_mw/2 + l_mw/2)).
+// receiver each carry half the middleware cost (log3P paper 4.3.3: P*(o_mw/2 + l_mw/2))
+// and each the whole network overhead (see time_us).
 class Log3pModel final : public CostModel {
  public:
   Log3pModel(const MachineParams& m, bool two_level) : two_level_(two_level) {
@@ -170,10 +171,13 @@ class Log3pModel final : public CostModel {
     // measure one on shared memory (the transport's copy), it is part of the cost and kept.
     const double net = p.o_net(m.bytes);
     switch (m.path) {
+      // The network overhead occupies both ends: a blocking send ends when the network
+      // has taken the data, and a rank's link carries one message at a time, so
+      // messages converging on one receiver (a gather) queue there.
       case Path::send:
-        return std::max(0.0, o / 2 + ls);
+        return std::max(0.0, o / 2 + ls + net);
       case Path::recv:
-        return std::max(0.0, o / 2 + lr);
+        return std::max(0.0, o / 2 + lr + net);
       case Path::full:
         return std::max(0.0, o + ls + lr + net);
     }

@@ -135,12 +135,14 @@ TEST(Log3p, MiddlewareOverheadLatencyAndNetwork) {
   EXPECT_DOUBLE_EQ(one->full(Layout::cc, 500), 25);
   EXPECT_DOUBLE_EQ(one->full(Layout::nn, 500), 29);
   EXPECT_DOUBLE_EQ(one->full(Layout::nc, 500), 27);       // one noncontiguous end: l_mw / 2
-  EXPECT_DOUBLE_EQ(one->send(Layout::nc, 500), 7.5 + 2);  // o_mw / 2 + the sender's l
-  EXPECT_DOUBLE_EQ(one->recv(Layout::nc, 500), 7.5);
+  // The sender: o_mw / 2 + its l + the network (a blocking send waits for the network).
+  EXPECT_DOUBLE_EQ(one->send(Layout::nc, 500), 7.5 + 2 + 10);
+  EXPECT_DOUBLE_EQ(one->recv(Layout::nc, 500), 7.5 + 10);  // and the receiver's link too
   // log3P has one level; 2log{2,3}P prices intra pairs with intra parameters and no network.
   EXPECT_DOUBLE_EQ(one->full(Layout::nn, 500, Level::intra), 29);
   EXPECT_DOUBLE_EQ(two->full(Layout::nn, 500, Level::intra), 3 + 1);
   EXPECT_DOUBLE_EQ(two->full(Layout::nn, 500, Level::inter), 29);
+  EXPECT_DOUBLE_EQ(two->send(Layout::cc, 500, Level::intra), 1.5);
   // An intra o_net the benchmarker measured (shared-memory copy) is kept.
   m.log3p[int(Level::intra)].o_net = PiecewiseLinear({{0, 100}});
   EXPECT_DOUBLE_EQ(make_model(ModelKind::two_log23p, m)->full(Layout::nn, 500, Level::intra), 104);

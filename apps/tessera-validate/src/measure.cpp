@@ -23,8 +23,8 @@ long preemptions() {
   return u.ru_nivcsw;
 }
 
-// One timed sample: barrier, run, local elapsed time; the maximum over the ranks, µs (the phase ends when its slowest rank is done), and whether any rank was
-// preempted meanwhile.
+// One timed sample: barrier, run, local elapsed time; the maximum over the ranks, µs (the phase ends when its
+// slowest rank is done), and whether any rank was preempted meanwhile.
 template <class F>
 Sample timed(const detail::Comm& comm, F&& op) {
   detail::check(MPI_Barrier(comm.comm), "MPI_Barrier");
@@ -72,7 +72,8 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
     if (3 * quiet < 2 * all) return order;
   }
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    const auto quiet = std::count_if(samples[i].begin(), samples[i].end(), [](const Sample& s) { return !s.disturbed; });
+    const auto quiet =
+        std::count_if(samples[i].begin(), samples[i].end(), [](const Sample& s) { return !s.disturbed; });
     const bool short_of_samples = int(samples[i].size()) < rep.repeats;
     const bool short_of_quiet = !rep.keep_disturbed && quiet < rep.repeats;
     if (round < rep.warmup || short_of_samples || short_of_quiet) order.push_back(i);
@@ -90,8 +91,9 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
   const detail::Comm& world = session.comm();
   MPI_Comm sub = world.comm;
   if (scenario.procs < world.size) {
-    detail::check(MPI_Comm_split(world.comm, world.rank < scenario.procs ? 0 : MPI_UNDEFINED, world.rank, &sub),
-                  "MPI_Comm_split");
+    detail::check(
+        MPI_Comm_split(world.comm, world.rank < scenario.procs ? 0 : MPI_UNDEFINED, world.rank, &sub),
+        "MPI_Comm_split");
     if (sub == MPI_COMM_NULL) return {};
     MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
   }
@@ -167,18 +169,18 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
           us = timed(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
           break;
         }
-        case Phase::gather:
-          {
-            tbb::global_control threads(tbb::global_control::max_allowed_parallelism, compute_threads);
-            compute_derivatives(s.tile.interior(), halo, options, s.views);
-          }
+        case Phase::gather: {
+          tbb::global_control threads(tbb::global_control::max_allowed_parallelism, compute_threads);
+          compute_derivatives(s.tile.interior(), halo, options, s.views);
+        }
           us = timed(comm, [&] {
             for (int i = 0; i < gathers; ++i)
               gather_into(comm, s.views[std::size_t(i) % n], s.partition, it.plan.gather,
                           comm.rank == 0 ? s.whole[std::size_t(i) % n] : none);
           });
           break;
-        case Phase::total: break;
+        case Phase::total:
+          break;
       }
       if (round >= repetition.warmup) samples[k].push_back(us);
     }
@@ -201,9 +203,10 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
   return out;
 }
 
-std::vector<Observation> measure_end_to_end(const Session& session, const Image& image, const Scenario& scenario,
-                                            int scenario_index, const std::vector<Plan>& plans,
-                                            const Repetition& repetition, const Progress& progress) {
+std::vector<Observation> measure_end_to_end(const Session& session, const Image& image,
+                                            const Scenario& scenario, int scenario_index,
+                                            const std::vector<Plan>& plans, const Repetition& repetition,
+                                            const Progress& progress) {
   GaussianOptions options;
   options.sigma = scenario.sigma;
   std::vector<std::vector<Sample>> samples(plans.size());
