@@ -69,7 +69,7 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
     const Summary s = sched.summary(int(i));
     if (s.count < 3) throw Error("copy time budget too small; raise --max-seconds");
     perfdb::ComputeCost c;
-    c.operation = kCopyOperation;
+    c.operation = std::string(perfdb::kComputeCopy);
     c.axis = "x";
     c.taps = 1;
     c.tile_width = shapes[i].second;

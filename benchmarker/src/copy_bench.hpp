@@ -12,19 +12,16 @@
 
 namespace tessera::bench {
 
-/// ComputeCost operation name of the copies: axis "x", taps 1, tile_width = floats per
-/// row, tile_height = rows, ns_per_pixel = ns per float copied.
-inline constexpr const char* kCopyOperation = "copy";
-
 /// Shapes (rows, floats per row): halo-like narrow rows and tile-like wide ones, from a
 /// few KiB to beyond the last-level cache share of a core.
 std::vector<std::pair<int, int>> copy_shapes(bool quick);
 
 /// Times each shape (interleaved rounds, `rule`) for `budget_s` seconds, longer (up to
-/// 1.5x) only to give every shape 3 samples. Sources rotate through a buffer larger than
-/// a core's caches, so no copy finds its rows in them. Throws tessera::Error if
-/// even that did not give every shape 3 samples.
-std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>& shapes, const StopRule& rule,
-                                          double budget_s, const std::function<void(double)>& progress);
+/// 1.5x) only to give every shape 3 samples; rows of operation perfdb::kComputeCopy.
+/// Sources rotate through a buffer larger than a core's caches, so no copy finds its
+/// rows in them. Throws tessera::Error if even that did not give every shape 3 samples.
+std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>& shapes,
+                                          const StopRule& rule, double budget_s,
+                                          const std::function<void(double)>& progress);
 
 }  // namespace tessera::bench

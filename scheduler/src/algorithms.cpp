@@ -197,8 +197,9 @@ struct TreeFast {
   Layout root_layout;
   int P;
   double root_row = 0;  // row length of the root's noncontiguous side, bytes
-  double own_copy = 0;  // a node's copy of its own tile (scatter: out of the staging
-                        // buffer after forwarding; gather: into it before receiving)
+  double own_copy = 0;  // gather: an inner node's copy of its own tile into its staging
+                        // buffer before it receives (the scatter's copy, after the
+                        // forwarding, adds the same to every path: added by the caller)
   static constexpr int kLevels = 32;
   std::array<double, kLevels> memo;  // by log2 of the subtree size; < 0 = unknown
   // Model calls for power-of-two subtrees, by [root?][path][log2 size]: sweeps price
@@ -248,12 +249,12 @@ struct TreeFast {
   // Scatter: latest completion in the complete subtree of `size` ranks below a node,
   // relative to the node's receive. A node of 2^j ranks sends its 2^(j-1) child first
   // and then behaves exactly like a node of 2^(j-1) ranks, so
-  // W(2^j) = W(2^(j-1)) + max(F, S)(2^(j-1) ranks), W(1) = the leaf's own copy: O(1) per level.
+  // W(2^j) = W(2^(j-1)) + max(F, S)(2^(j-1) ranks): O(1) per level.
   double scatter_complete(int size) {
     const int lg = log2_of(size);
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
     const double below =
-        lg == 0 ? own_copy
+        lg == 0 ? 0.0
                 : scatter_complete(size / 2) + std::max(cost(false, 2, size / 2), cost(false, 0, size / 2));
     return memo[std::size_t(lg)] = below;
   }
@@ -271,7 +272,7 @@ struct TreeFast {
       worst = std::max(worst, s + arrive + below);
       s += cost(root, 0, size);
     }
-    return std::max(worst, s + own_copy);
+    return std::max(worst, s);
   }
 
   // Gather: time a node of a complete subtree is ready to send to its parent. A leaf
@@ -517,11 +518,10 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     const Layout sl = g.X == 1 ? Layout::cc : Layout::nc, gl = g.X == 1 ? Layout::cc : Layout::cn;
     detail::TreeFast ts(model, level, per_rank, 0, sl, g.P);
     ts.root_row = sl == Layout::cc ? 0.0 : 4.0 * g.max_width();
-    ts.own_copy = tile_copy;
-    c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, detail::top_of(g.P));
-    // Every rank copies its tile out of the whole image after forwarding it, so the
-    // copy adds the same to every path: the tree (the same for every grid of P) is
-    // priced without it and cached.
+    // In both trees every rank copies its tile (out of the staging buffer, out of the
+    // whole image) after forwarding, so the copy adds the same to every path. The
+    // broadcast tree (the same for every grid of P) is cached without it.
+    c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, detail::top_of(g.P)) + tile_copy;
     if (cache && cache->procs == g.P) {
       c.scatter[int(ScatterAlgorithm::bcast)] = cache->bcast + tile_copy;
     } else {

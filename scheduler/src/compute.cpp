@@ -9,15 +9,6 @@
 namespace tessera::scheduler {
 namespace {
 
-// Linear through sorted xs, constant past either end.
-double clamped_linear(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
-  if (xs.size() == 1 || x <= xs.front()) return ys.front();
-  if (x >= xs.back()) return ys.back();
-  std::size_t i = 0;
-  while (x > xs[i + 1]) ++i;
-  return ys[i] + (x - xs[i]) / (xs[i + 1] - xs[i]) * (ys[i + 1] - ys[i]);
-}
-
 // The segment [i, i + 1] of an ascending sequence holding v, clamped to the end
 // segments. Precondition: size >= 2.
 template <class Seq, class Key>
@@ -90,7 +81,7 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
       TapSurface surface{sorted[i].taps, {}};
       for (; i < sorted.size() && sorted[i].threads == tg.threads && sorted[i].taps == surface.taps;) {
         // One area: the points within kSameAreaLog of its smallest, by width (repeated
-        // widths averaged).
+        // widths averaged by PiecewiseLinear).
         const double first = log_area(sorted[i]);
         std::vector<std::pair<double, double>> by_width;
         double area_sum = 0;
@@ -100,19 +91,8 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
           by_width.emplace_back(std::log(double(sorted[i].tile_width)), sorted[i].ns_per_pixel);
           area_sum += log_area(sorted[i]);
         }
-        AreaCurve curve;
-        curve.log_area = area_sum / double(by_width.size());
-        std::stable_sort(by_width.begin(), by_width.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (std::size_t k = 0; k < by_width.size();) {
-          std::size_t j = k;
-          double sum = 0;
-          while (j < by_width.size() && by_width[j].first == by_width[k].first) sum += by_width[j++].second;
-          curve.log_widths.push_back(by_width[k].first);
-          curve.ns.push_back(sum / double(j - k));
-          k = j;
-        }
-        surface.areas.push_back(std::move(curve));
+        const double mean_log_area = area_sum / double(by_width.size());
+        surface.areas.push_back({mean_log_area, PiecewiseLinear(std::move(by_width))});
       }
       tg.surfaces.push_back(std::move(surface));
     }
@@ -147,15 +127,11 @@ double ComputeTable::ns_per_pixel_at(int axis, int taps, double area, bool odd) 
 
 double ComputeTable::at_threads(const ThreadGroup& group, int taps, double log_w, double log_area) const {
   auto at = [&](const TapSurface& s) {
-    if (s.areas.size() == 1) return clamped_linear(s.areas[0].log_widths, s.areas[0].ns, log_w);
-    if (log_area <= s.areas.front().log_area)
-      return clamped_linear(s.areas.front().log_widths, s.areas.front().ns, log_w);
-    if (log_area >= s.areas.back().log_area)
-      return clamped_linear(s.areas.back().log_widths, s.areas.back().ns, log_w);
+    if (log_area <= s.areas.front().log_area) return s.areas.front().by_log_width.clamped(log_w);
+    if (log_area >= s.areas.back().log_area) return s.areas.back().by_log_width.clamped(log_w);
     const std::size_t i = segment(s.areas, log_area, [](const AreaCurve& c) { return c.log_area; });
     const AreaCurve &a = s.areas[i], &b = s.areas[i + 1];
-    const double va = clamped_linear(a.log_widths, a.ns, log_w),
-                 vb = clamped_linear(b.log_widths, b.ns, log_w);
+    const double va = a.by_log_width.clamped(log_w), vb = b.by_log_width.clamped(log_w);
     return va + (log_area - a.log_area) / (b.log_area - a.log_area) * (vb - va);
   };
   const auto& surfaces = group.surfaces;

@@ -85,8 +85,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
       // Fewer ranks than cores: the library gives each rank cores / ranks threads
       // (Session::threads_for); compute_us prices that thread count from the pipeline
       // measurements made with it (or scales single passes linearly in old tables).
-      const int threads =
-          place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
+      const int threads = place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
       out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl, threads) : 0.0;
     }
   };

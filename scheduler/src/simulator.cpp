@@ -107,7 +107,8 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
         if (op.peer < 0 || op.peer >= procs || op.peer == r)
           throw InvalidArgument("schedule: rank " + std::to_string(r) + " sends to invalid rank " +
                                 std::to_string(op.peer));
-        Message m{Path::send, op.layout, op.bytes, placement.level(r, op.peer), op.concurrent, procs, op.row_bytes};
+        Message m{Path::send,    op.layout, op.bytes,    placement.level(r, op.peer),
+                  op.concurrent, procs,     op.row_bytes};
         const double S = model.time_us(m);
         m.path = Path::full;
         const double F = model.time_us(m);

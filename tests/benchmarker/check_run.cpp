@@ -5,6 +5,7 @@
 //   BenchRun.FailedRunIsNeverComplete  the database holds a failed run and no complete one
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -49,8 +50,8 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
       const auto& got = sizes[{p, l}];
       EXPECT_GE(got.size(), 5u) << to_string(p) << "," << to_string(l);
       for (std::int64_t b : {0, 4096, 204800, 409600, 2048000})
-        EXPECT_EQ(got.count(b), 1u) << "default size " << b << " bytes missing for " << to_string(p)
-                                    << "," << to_string(l);
+        EXPECT_EQ(got.count(b), 1u) << "default size " << b << " bytes missing for " << to_string(p) << ","
+                                    << to_string(l);
     }
 
   ASSERT_FALSE(data.placements.empty());
@@ -74,6 +75,10 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   }
   EXPECT_EQ(kinds, (std::set<std::pair<double, int>>{{1.0, 66}, {3.0, 164}, {5.0, 258}}));
   EXPECT_EQ(threads.count(1), 1u);
+  // The copies around messages, one row per quick shape (benchmarker copy_shapes).
+  const auto copies = std::count_if(data.compute.begin(), data.compute.end(),
+                                    [](const auto& c) { return c.operation == pdb::kComputeCopy; });
+  EXPECT_EQ(copies, 4);
 }
 
 TEST(BenchRun, FailedRunIsNeverComplete) {

@@ -31,7 +31,8 @@ Level level_of(perfdb::Level l) { return l == perfdb::Level::intra ? Level::intr
 bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vector<std::string>& notes) {
   using Key = std::pair<int, int>;  // (level, path * 4 + layout)
   std::map<Key, std::vector<std::pair<double, double>>> base, any;
-  std::map<std::pair<int, long long>, std::map<int, std::vector<std::pair<double, double>>>> rows;  // (level, row bytes)
+  std::map<std::pair<int, long long>, std::map<int, std::vector<std::pair<double, double>>>>
+      rows;  // (level, row bytes)
   for (const auto& s : run.p3pc) {
     const int lv = int(level_of(s.level)), curve = int(s.path) * 4 + int(s.layout);
     const bool contiguous = s.layout == Layout::cc;
@@ -59,8 +60,9 @@ bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vec
     ++families;
   }
   if (families == 0 && !any.empty())
-    notes.push_back("no library-shaped P-3PC samples: noncontiguous messages priced with the paper's 100-block "
-                    "shape (rerun tessera-bench)");
+    notes.push_back(
+        "no library-shaped P-3PC samples: noncontiguous messages priced with the paper's 100-block "
+        "shape (rerun tessera-bench)");
   return !any.empty();
 }
 
@@ -121,7 +123,7 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
 scheduler::CopyCost copy_of(const perfdb::RunData& run) {
   std::vector<scheduler::CopySample> samples;
   for (const auto& c : run.compute)
-    if (c.operation == "copy" && c.tile_width >= 1 && c.tile_height >= 1 && c.ns_per_pixel > 0)
+    if (c.operation == perfdb::kComputeCopy && c.tile_width >= 1 && c.tile_height >= 1 && c.ns_per_pixel > 0)
       samples.push_back({double(c.tile_height), double(c.tile_width),
                          c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
   return samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
@@ -242,8 +244,9 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     }
   }
   if (out.params.copy.empty())
-    out.notes.push_back("no copy measurements: the library's local copies around messages are unpriced (rerun "
-                        "tessera-bench)");
+    out.notes.push_back(
+        "no copy measurements: the library's local copies around messages are unpriced (rerun "
+        "tessera-bench)");
   if (out.params.compute.empty()) {
     out.compute_source = "unpriced";
     out.notes.push_back(

@@ -140,7 +140,10 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
   }
 
   std::vector<std::vector<Sample>> samples(items.size());
-  const auto compute_threads = std::size_t(session.threads_for(scenario.procs));
+  // The threads the pipeline gives each working rank (and the models price); only the
+  // compute uses them.
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
+                              std::size_t(session.threads_for(scenario.procs)));
   Image none;
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     const auto order = next_round(samples, repetition, round, unsigned(1000 * scenario_index + round));
@@ -162,17 +165,12 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
           s.tile = scatter(comm, image, s.partition, halo, ScatterAlgorithm::sbt);
           us = timed(comm, [&] { exchange_borders(comm, s.tile, it.plan.exchange); });
           break;
-        case Phase::compute: {
+        case Phase::compute:
           exchange_borders(comm, s.tile, ExchangeAlgorithm::nonblocking);
-          // The threads the pipeline gives each working rank (and the models price).
-          tbb::global_control threads(tbb::global_control::max_allowed_parallelism, compute_threads);
           us = timed(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
           break;
-        }
-        case Phase::gather: {
-          tbb::global_control threads(tbb::global_control::max_allowed_parallelism, compute_threads);
+        case Phase::gather:
           compute_derivatives(s.tile.interior(), halo, options, s.views);
-        }
           us = timed(comm, [&] {
             for (int i = 0; i < gathers; ++i)
               gather_into(comm, s.views[std::size_t(i) % n], s.partition, it.plan.gather,

@@ -59,6 +59,19 @@ Message message(TypeCache& cache, std::int64_t floats, bool contiguous, const Bl
   return {1, cache.get(floats, shape)};
 }
 
+// The job of one cell: a message of `floats` values on path p with layout l, shaped
+// as `shape` where noncontiguous.
+Job message_job(Kind kind, Path p, Layout l, std::int64_t floats, const BlockShape& shape) {
+  Job j;
+  j.kind = kind;
+  j.a = int(p);
+  j.b = int(l);
+  j.size = floats;
+  j.blocks = shape.blocks;
+  j.stride = shape.stride_floats;
+  return j;
+}
+
 double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector<float>& rbuf,
               TypeCache& cache) {
   int me = 0;
@@ -144,15 +157,8 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     int c = first;
     for (Path p : kPaths)
       for (Layout l : kLayouts) {
-        Job j;
-        j.kind = kPaper;
-        j.a = int(p);
-        j.b = int(l);
-        j.size = floats;
-        j.blocks = shape.blocks;
-        j.stride = shape.stride_floats;
         paper_cell[{int(p), int(l), floats}] = c++;
-        table.push_back(j);
+        table.push_back(message_job(kPaper, p, l, floats, shape));
       }
     return first;
   };
@@ -177,14 +183,7 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
         for (Path p : kPaths)
           for (Layout l : {Layout::cn, Layout::nc, Layout::nn}) {
             const int c = sched.add_cells(1);
-            Job j;
-            j.kind = kTile;
-            j.a = int(p);
-            j.b = int(l);
-            j.size = exact;
-            j.blocks = shape.blocks;
-            j.stride = shape.stride_floats;
-            table.push_back(j);
+            table.push_back(message_job(kTile, p, l, exact, shape));
             tile_cells.push_back({c, p, l, exact, shape});
           }
       }
@@ -219,9 +218,9 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
             const Summary mid = sched.summary(paper_cell.at({int(p), int(l), m}));
             if (mid.count < 3) continue;
             const double noise = std::isfinite(mid.rse) ? 2 * mid.rse * mid.median : 0;
-            nonlinear = nonlinear ||
-                        is_nonlinear({double(lo), median_of(p, l, lo)}, {double(m), mid.median},
-                                     {double(hi), median_of(p, l, hi)}, o.refine_threshold, noise);
+            nonlinear =
+                nonlinear || is_nonlinear({double(lo), median_of(p, l, lo)}, {double(m), mid.median},
+                                          {double(hi), median_of(p, l, hi)}, o.refine_threshold, noise);
           }
         verdict.push_back(nonlinear);
       }
@@ -233,9 +232,10 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     for (std::int64_t m : pending) add_paper(m);
   };
 
-  run_rounds(pair, sched, table, start + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(budget_s)),
-             hook, [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress);
+  run_rounds(
+      pair, sched, table,
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)), hook,
+      [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
 

@@ -124,8 +124,9 @@ struct LoggpRange {
 ///    `threads` TBB threads; axis "xy"; `taps` is the sum of the kernel sizes of the
 ///    pipeline's 1-D passes (describe_pipeline().passes: what the cost scales with);
 ///    ns per interior pixel of the tile for the whole set.
+///  - operation "copy" (kComputeCopy, below): the library's local copies.
 struct ComputeCost {
-  std::string operation = "filter";  ///< "filter", "filter_odd" or "derivatives"
+  std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives" or "copy"
   std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
   int taps = 0;                      ///< 1-D kernel size; for "derivatives" the passes' sum
   int tile_width = 0;                ///< pixels (interior, without halo)
@@ -139,6 +140,9 @@ struct ComputeCost {
 
 /// ComputeCost::operation of whole-pipeline rows.
 inline constexpr std::string_view kComputeDerivatives = "derivatives";
+/// ComputeCost::operation of the copies around messages: `tile_height` rows of
+/// `tile_width` floats copied between strided buffers; axis "x", taps 1, ns per float.
+inline constexpr std::string_view kComputeCopy = "copy";
 
 /// A prediction compared with a measurement, for a later validation tool.
 struct ValidationRecord {

@@ -17,6 +17,7 @@
 
 #include "tessera/gaussian.hpp"
 #include "tessera/partition.hpp"
+#include "tessera/scheduler/piecewise.hpp"
 
 namespace tessera::scheduler {
 
@@ -94,10 +95,11 @@ class ComputeTable {
     int taps;
     std::vector<Shape> shapes;
   };
-  // Pipeline points of one area: ns against log(width), ascending.
+  // Pipeline points of one area: ns against log(width), held constant past the
+  // measured widths.
   struct AreaCurve {
     double log_area = 0;
-    std::vector<double> log_widths, ns;
+    PiecewiseLinear by_log_width;
   };
   struct TapSurface {
     int taps = 0;

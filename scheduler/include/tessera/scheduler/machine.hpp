@@ -11,6 +11,7 @@
 
 #include "tessera/names.hpp"
 #include "tessera/scheduler/compute.hpp"
+#include "tessera/scheduler/piecewise.hpp"
 
 namespace tessera::scheduler {
 
@@ -19,32 +20,6 @@ enum class Level { intra, inter };
 std::string_view to_string(Level level);
 /// "intra" or "inter"; throws InvalidArgument otherwise.
 Level parse_level(std::string_view name);
-
-/// A piecewise-linear function through sorted (x, y) points. Between points it
-/// interpolates; below the first and past the last point it extends the first / last
-/// segment (a single point is a constant). Empty functions are invalid to evaluate.
-class PiecewiseLinear {
- public:
-  PiecewiseLinear() = default;
-  /// Points in any order; equal x values are averaged. Throws InvalidArgument on
-  /// non-finite values.
-  explicit PiecewiseLinear(std::vector<std::pair<double, double>> points);
-  /// Value at x. Precondition: !empty(). Inline: searches evaluate tables millions of
-  /// times, and tables hold a handful of sizes, so a short scan beats bisection.
-  double operator()(double x) const {
-    const std::size_t n = xs_.size();
-    if (n == 1) return ys_[0];
-    std::size_t i = 0;  // segment [i, i+1] holding x, clamped to the end segments
-    while (i + 2 < n && x >= xs_[i + 1]) ++i;
-    return ys_[i] + (x - xs_[i]) * slopes_[i];
-  }
-  bool empty() const { return xs_.empty(); }
-  const std::vector<double>& xs() const { return xs_; }
-  const std::vector<double>& ys() const { return ys_; }
-
- private:
-  std::vector<double> xs_, ys_, slopes_;
-};
 
 /// P-3PC curves of noncontiguous messages shaped as the library sends them: rows of
 /// `row_bytes` each (a tile's rows for a scatter or gather, a halo's rows for an
