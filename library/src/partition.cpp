@@ -65,6 +65,28 @@ Box Partition::tile(int rank) const {
              part_size(height_, grid_.y, r)};
 }
 
+std::size_t Partition::area_before(int rank) const {
+  assert(rank >= 0 && rank <= procs());
+  const int rows = rank / grid_.x, columns = rank % grid_.x;
+  // Full grid rows above, then the first `columns` tiles of grid row `rows`.
+  std::size_t area = std::size_t(part_offset(height_, grid_.y, rows)) * std::size_t(width_);
+  if (columns > 0)
+    area += std::size_t(part_size(height_, grid_.y, rows)) * std::size_t(part_offset(width_, grid_.x, columns));
+  return area;
+}
+
+std::vector<Partition::Shape> Partition::tile_shapes() const {
+  std::vector<Shape> shapes;
+  const int wide = width_ % grid_.x, tall = height_ % grid_.y;
+  for (int cw = 0; cw < 2; ++cw)
+    for (int ch = 0; ch < 2; ++ch) {
+      const int columns = cw ? wide : grid_.x - wide, rows = ch ? tall : grid_.y - tall;
+      if (columns > 0 && rows > 0)
+        shapes.push_back({width_ / grid_.x + cw, height_ / grid_.y + ch, columns * rows});
+    }
+  return shapes;
+}
+
 int Partition::neighbour(int rank, int dx, int dy) const {
   int c = grid_.column_of(rank) + dx, r = grid_.row_of(rank) + dy;
   if (c < 0 || c >= grid_.x || r < 0 || r >= grid_.y) return -1;
@@ -87,36 +109,6 @@ std::string infeasibility(const Partition& p, Halo halo) {
 
 void require_feasible(const Partition& partition, Halo halo) {
   if (auto why = infeasibility(partition, halo); !why.empty()) throw InfeasiblePlan(why);
-}
-
-std::vector<ExchangeStep> exchange_steps(const Partition& p, int rank, Halo halo) {
-  const Box t = p.tile(rank);
-  std::vector<ExchangeStep> steps;
-  auto add = [&](int dx, int dy) {
-    ExchangeStep s;
-    s.dx = dx;
-    s.dy = dy;
-    s.send_to = p.neighbour(rank, dx, dy);
-    s.recv_from = p.neighbour(rank, -dx, -dy);
-    if (dx != 0) {
-      // Columns of the tile's own rows.
-      s.send = Box{dx > 0 ? t.x1() - halo.x : t.x0, t.y0, halo.x, t.height};
-      s.recv = Box{dx > 0 ? t.x0 - halo.x : t.x1(), t.y0, halo.x, t.height};
-    } else {
-      // Rows across the tile and both x-halos.
-      const int x0 = t.x0 - halo.x, w = t.width + 2 * halo.x;
-      s.send = Box{x0, dy > 0 ? t.y1() - halo.y : t.y0, w, halo.y};
-      s.recv = Box{x0, dy > 0 ? t.y0 - halo.y : t.y1(), w, halo.y};
-    }
-    if (s.send_to < 0) s.send = Box{s.send.x0, s.send.y0, 0, 0};
-    if (s.recv_from < 0) s.recv = Box{s.recv.x0, s.recv.y0, 0, 0};
-    steps.push_back(s);
-  };
-  add(+1, 0);
-  add(-1, 0);
-  add(0, +1);
-  add(0, -1);
-  return steps;
 }
 
 std::string describe(const Plan& plan) {

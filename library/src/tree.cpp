@@ -6,24 +6,25 @@
 namespace tessera {
 namespace {
 int lowbit(int r) { return r & -r; }
-int span_of(int rank, int procs) {
+}  // namespace
+
+int sbt_span(int rank, int procs) {
   if (rank != 0) return lowbit(rank);
   int span = 1;
   while (span < procs) span *= 2;
   return span;
 }
-}  // namespace
 
 int sbt_parent(int rank) {
   assert(rank > 0);
   return rank - lowbit(rank);
 }
 
-int sbt_subtree_end(int rank, int procs) { return std::min(rank + span_of(rank, procs), procs); }
+int sbt_subtree_end(int rank, int procs) { return std::min(rank + sbt_span(rank, procs), procs); }
 
 std::vector<int> sbt_children(int rank, int procs) {
   std::vector<int> children;
-  for (int m = span_of(rank, procs) / 2; m >= 1; m /= 2)
+  for (int m = sbt_span(rank, procs) / 2; m >= 1; m /= 2)
     if (rank + m < procs) children.push_back(rank + m);
   return children;
 }

@@ -6,19 +6,13 @@
 #include <vector>
 
 #include "tessera/error.hpp"
+#include "tessera/tree.hpp"
 
 namespace tessera::scheduler {
 
 std::string_view to_string(Pricing pricing) { return pricing == Pricing::simulate ? "simulate" : "fast"; }
 
 namespace detail {
-
-int lowbit(int r) { return r & -r; }
-int top_of(int procs) {
-  int top = 1;
-  while (top < procs) top <<= 1;
-  return top;
-}
 
 // Tile geometry of SPEC's even split without materialising P boxes.
 struct Geometry {
@@ -127,10 +121,12 @@ std::vector<TileClass> tile_classes(const CostModel& m, const Geometry& g, const
         const Rect rc = class_rect(g, cw, ch);
         if (rc.empty()) continue;
         const int w = g.wq + cw, h = g.hq + ch;
-        const double b = 4.0 * double(w) * double(h), row = lay == Layout::cc ? 0.0 : 4.0 * w;
+        // A tile one row tall is one contiguous run in the image too (store_contiguous).
+        const Layout cl = h == 1 ? Layout::cc : lay;
+        const double b = 4.0 * double(w) * double(h), row = cl == Layout::cc ? 0.0 : 4.0 * w;
         const Level lv = segs[s].level;
-        cls.push_back(
-            {rc, m.send(lay, b, lv, row), full(b, lv, row), m.recv(lay, b, lv, row), copy.us(h, w), int(s)});
+        cls.push_back({rc, m.send(cl, b, lv, row), full(b, lv, row, cl), m.recv(cl, b, lv, row), copy.us(h, w),
+                       int(s)});
       }
   return cls;
 }
@@ -141,7 +137,7 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
   const Layout lay = g.X == 1 ? Layout::cc : Layout::nc;
   const auto segs = segments_from_root(pl, g.P);
   const auto cls = tile_classes(m, g, segs, lay, copy,
-                                [&](double b, Level lv, double row) { return m.full(lay, b, lv, row); });
+                                [&](double b, Level lv, double row, Layout cl) { return m.full(cl, b, lv, row); });
   auto sends_before = [&](int n) {  // root's send time spent on ranks [1, n)
     double t = 0;
     for (const auto& c : cls) {
@@ -165,8 +161,8 @@ double oft_gather_fast(const CostModel& m, const Geometry& g, const Placement& p
   const auto segs = segments_from_root(pl, g.P);
   // All P-1 senders converge on the root: priced as one message of that pattern.
   // Nothing is copied: senders send from their output, the root receives in place.
-  const auto cls = tile_classes(m, g, segs, lay, CopyCost{}, [&](double b, Level lv, double row) {
-    return m.time_us(Message{Path::full, lay, b, lv, std::max(1, g.P - 1), g.P, row});
+  const auto cls = tile_classes(m, g, segs, lay, CopyCost{}, [&](double b, Level lv, double row, Layout cl) {
+    return m.time_us(Message{Path::full, cl, b, lv, std::max(1, g.P - 1), g.P, row});
   });
   auto recvs_after = [&](int n) {  // root's receive time spent on ranks [n, P)
     double t = 0;
@@ -324,196 +320,160 @@ bool uniform_level(const Placement& pl, int P, Level* level) {
   return false;
 }
 
-// Mirroring of the image's edges into the halo after each axis's messages: halo.x
-// values on each of `x_sides` sides of every row, then halo.y whole haloed rows on each
-// of `y_sides` sides.
-double mirror_us(const CopyCost& copy, int w, int h, Halo halo, int x_sides, int y_sides) {
-  return x_sides * copy.us(h, halo.x) + y_sides * copy.us(halo.y, double(w) + 2.0 * halo.x);
-}
-
-std::array<double, 2> exchange_fast(const CostModel& m, const Geometry& g, Halo halo, const Placement& pl,
-                                    const CopyCost& copy) {
-  const int rpn = pl.ranks_per_node;
-  const bool one_node = rpn <= 0 || rpn >= g.P;
-  const Level lx = one_node ? Level::intra : (rpn == 1 || rpn % g.X != 0) ? Level::inter : Level::intra;
-  const Level ly = one_node ? Level::intra : Level::inter;
-  // Both algorithms from one set of model calls per axis: {4step, nonblocking}.
-  auto axis = [&](int ranks, double bytes, Layout lay, Level lv, double row) -> std::array<double, 2> {
-    if (ranks < 2 || bytes <= 0) return {0.0, 0.0};
-    Message msg{Path::full, lay, bytes, lv, g.P, g.P, row};
-    const double F = m.time_us(msg), S = m.send(lay, bytes, lv, row), R = m.recv(lay, bytes, lv, row);
-    const int n = std::min(ranks - 1, 2);
-    return {2 * std::max(F, S + R), std::max({n * S, (n - 1) * S + F, R})};
-  };
-  const double xb = 4.0 * halo.x * g.max_height();
-  const double yb = 4.0 * double(g.max_width() + 2 * halo.x) * halo.y;
-  const auto x = axis(g.X, xb, Layout::nn, lx, 4.0 * halo.x), y = axis(g.Y, yb, Layout::cc, ly, 0.0);
-  // The largest tile's mirroring, on both sides of an axis with one tile across.
-  const double mirror =
-      mirror_us(copy, g.max_width(), g.max_height(), halo, g.X == 1 ? 2 : 1, g.Y == 1 ? 2 : 1);
-  return {x[0] + y[0] + mirror, x[1] + y[1] + mirror};
-}
-
 }  // namespace detail
 
 double tile_bytes(const Partition& partition, int rank) { return 4.0 * double(partition.tile(rank).area()); }
 
-namespace {
-// Row length in bytes of rank r's tile as the root sends or receives it (0 when the
-// root's side is contiguous).
-double root_row(const detail::Geometry& g, Layout root_layout, int r) {
-  return root_layout == Layout::cc ? 0.0 : 4.0 * g.width(r % g.X);
+Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency_procs) {
+  const Partition& p = plan.partition;
+  Schedule s(plan.procs());
+  for (int r = 0; r < plan.procs(); ++r)
+    for (const CommStep& st : plan.ranks[std::size_t(r)]) {
+      switch (st.kind) {
+        case StepKind::send: {
+          const int concurrent = concurrency_procs > 0 && st.concurrent == plan.procs() ? concurrency_procs : st.concurrent;
+          s.send(r, st.peer, 4.0 * double(floats_of(st, p)), st.layout, concurrent, !st.posted,
+                 4.0 * st.row_floats);
+          break;
+        }
+        case StepKind::recv:
+          s.recv(r, st.peer, !st.posted);
+          break;
+        case StepKind::wait:
+          s.wait_all(r);
+          break;
+        case StepKind::copy:
+          if (!copy.empty()) s.compute(r, copy.us(st.box.height, st.box.width));
+          break;
+        case StepKind::mirror:
+          if (!copy.empty()) s.compute(r, st.sides * copy.us(st.box.height, st.box.width));
+          break;
+        case StepKind::collective:
+          throw InvalidArgument(std::string(to_string(plan.phase)) + " '" + plan.algorithm +
+                                "' runs MPI's own collective: it has no schedule of ours; price it with price_plan");
+      }
+    }
+  return s;
 }
-double own_copy(const detail::Geometry& g, const CopyCost& copy, int r) {
-  return copy.us(g.height(r / g.X), g.width(r % g.X));
-}
-}  // namespace
 
 Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition, const CopyCost& copy) {
-  const detail::Geometry g(partition);
-  const int P = g.P;
-  Schedule s(P);
-  const Layout root_layout = g.X == 1 ? Layout::cc : Layout::nc;
-  auto copy_own = [&](int r) {
-    if (!copy.empty()) s.compute(r, own_copy(g, copy, r));
-  };
-  switch (algorithm) {
-    case ScatterAlgorithm::oft:
-      for (int r = 1; r < P; ++r) {
-        s.send(0, r, g.bytes(r, r + 1), root_layout, 1, true, root_row(g, root_layout, r));
-        s.recv(r, 0);
-        copy_own(r);
-      }
-      copy_own(0);
-      return s;
-    case ScatterAlgorithm::sbt:
-    case ScatterAlgorithm::bcast: {
-      const bool bcast = algorithm == ScatterAlgorithm::bcast;
-      const double image = 4.0 * double(g.W) * double(g.H);
-      for (int r = 0; r < P; ++r) {
-        const int lb = r == 0 ? detail::top_of(P) : detail::lowbit(r);
-        if (r > 0) s.recv(r, r - lb);
-        for (int k = lb / 2; k >= 1; k /= 2) {
-          const int child = r + k;
-          if (child >= P) continue;
-          const double b = bcast ? image : g.bytes(child, std::min(child + k, P));
-          const bool from_image = r == 0 && !bcast;
-          s.send(r, child, b, from_image ? root_layout : Layout::cc, 1, true,
-                 from_image ? root_row(g, root_layout, child) : 0.0);
-        }
-        copy_own(r);
-      }
-      return s;
-    }
-    case ScatterAlgorithm::mpi:
-      break;
-  }
-  throw InvalidArgument("scatter 'mpi' has no schedule of ours; it is priced as the fastest of oft and sbt");
+  return schedule_of(scatter_plan(algorithm, partition, Halo{}), copy);
 }
 
 Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition, const CopyCost& copy) {
-  const detail::Geometry g(partition);
-  const int P = g.P;
-  Schedule s(P);
-  const Layout root_layout = g.X == 1 ? Layout::cc : Layout::cn;
-  switch (algorithm) {
-    case GatherAlgorithm::oft:
-      for (int r = 1; r < P; ++r) {
-        s.send(r, 0, g.bytes(r, r + 1), root_layout, std::max(1, P - 1), true, root_row(g, root_layout, r));
-        s.recv(0, r);
-      }
-      return s;
-    case GatherAlgorithm::sbt:
-      for (int r = 0; r < P; ++r) {
-        const int lb = r == 0 ? detail::top_of(P) : detail::lowbit(r);
-        // Inner nodes other than the root stage their own tile before their children's.
-        if (r > 0 && lb > 1 && r + 1 < P && !copy.empty()) s.compute(r, own_copy(g, copy, r));
-        for (int k = 1; k < lb; k *= 2)
-          if (r + k < P) s.recv(r, r + k);
-        if (r > 0) {
-          const int parent = r - lb;
-          s.send(r, parent, g.bytes(r, std::min(r + lb, P)), parent == 0 ? root_layout : Layout::cc,
-                 std::max(1, P / (2 * lb)), true, parent == 0 ? root_row(g, root_layout, r) : 0.0);
-        }
-      }
-      return s;
-    case GatherAlgorithm::mpi:
-      break;
-  }
-  throw InvalidArgument("gather 'mpi' has no schedule of ours; it is priced as the fastest of oft and sbt");
+  return schedule_of(gather_plan(algorithm, partition), copy);
 }
 
 Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo,
                            const CopyCost& copy) {
-  const detail::Geometry g(partition);
-  const int P = g.P;
-  Schedule s(P);
-  const double xrow = 4.0 * halo.x;
-  for (int r = 0; r < P; ++r) {
-    const int cx = r % g.X, ry = r / g.X;
-    const double xb = 4.0 * halo.x * g.height(ry);
-    const double yb = 4.0 * double(g.width(cx) + 2 * halo.x) * halo.y;
-    const bool left = cx > 0 && halo.x > 0, right = cx + 1 < g.X && halo.x > 0;
-    const bool up = ry > 0 && halo.y > 0, down = ry + 1 < g.Y && halo.y > 0;
-    // Image edges are mirrored after each axis's messages.
-    const double mirror_x =
-        detail::mirror_us(copy, g.width(cx), g.height(ry), halo, (cx == 0) + (cx + 1 == g.X), 0);
-    const double mirror_y =
-        detail::mirror_us(copy, g.width(cx), g.height(ry), halo, 0, (ry == 0) + (ry + 1 == g.Y));
-    if (algorithm == ExchangeAlgorithm::four_step) {
-      if (right) s.send(r, r + 1, xb, Layout::nn, P, true, xrow);
-      if (left) s.recv(r, r - 1);
-      if (left) s.send(r, r - 1, xb, Layout::nn, P, true, xrow);
-      if (right) s.recv(r, r + 1);
-      if (mirror_x > 0) s.compute(r, mirror_x);
-      if (down) s.send(r, r + g.X, yb, Layout::cc, P);
-      if (up) s.recv(r, r - g.X);
-      if (up) s.send(r, r - g.X, yb, Layout::cc, P);
-      if (down) s.recv(r, r + g.X);
-    } else {
-      if (left || right) {
-        if (left) s.recv(r, r - 1, false);
-        if (right) s.recv(r, r + 1, false);
-        if (right) s.send(r, r + 1, xb, Layout::nn, P, false, xrow);
-        if (left) s.send(r, r - 1, xb, Layout::nn, P, false, xrow);
-        s.wait_all(r);
-      }
-      if (mirror_x > 0) s.compute(r, mirror_x);
-      if (up || down) {
-        if (up) s.recv(r, r - g.X, false);
-        if (down) s.recv(r, r + g.X, false);
-        if (down) s.send(r, r + g.X, yb, Layout::cc, P, false);
-        if (up) s.send(r, r - g.X, yb, Layout::cc, P, false);
-        s.wait_all(r);
-      }
-    }
-    if (mirror_y > 0) s.compute(r, mirror_y);
-  }
-  return s;
+  return schedule_of(exchange_plan(algorithm, partition, halo), copy);
 }
+
+namespace {
+
+// Local copies of one rank before (or after) its collective step, µs.
+double copies_around_collective(const std::vector<CommStep>& steps, const CopyCost& copy, bool before) {
+  double t = 0;
+  bool seen = false;
+  for (const CommStep& st : steps) {
+    if (st.kind == StepKind::collective) seen = true;
+    else if (st.kind == StepKind::copy && seen != before) t += copy.us(st.box.height, st.box.width);
+  }
+  return t;
+}
+
+// The slowest rank's copies before the collective plus the slowest rank's after it.
+double collective_copies_us(const CommPlan& plan, const CopyCost& copy) {
+  double before = 0, after = 0;
+  for (const auto& steps : plan.ranks) {
+    before = std::max(before, copies_around_collective(steps, copy, true));
+    after = std::max(after, copies_around_collective(steps, copy, false));
+  }
+  return before + after;
+}
+
+double simulate_us(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
+  return simulate(schedule_of(plan, copy), model, placement).makespan_us;
+}
+
+}  // namespace
+
+double price_plan(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
+  if (!plan.uses_mpi_collective()) return simulate_us(plan, model, placement, copy);
+  // MPI's collective moves the messages of our flat tree or binomial tree, whichever its
+  // tuning picks, as the paper prices MPI without a measurement of its own; the copies
+  // the library makes around it come on top.
+  double own = 0;
+  if (plan.phase == CommPhase::scatter)
+    own = std::min(simulate_us(scatter_plan(ScatterAlgorithm::oft, plan.partition, plan.halo), model, placement, copy),
+                   simulate_us(scatter_plan(ScatterAlgorithm::sbt, plan.partition, plan.halo), model, placement, copy));
+  else
+    own = std::min(simulate_us(gather_plan(GatherAlgorithm::oft, plan.partition), model, placement, copy),
+                   simulate_us(gather_plan(GatherAlgorithm::sbt, plan.partition), model, placement, copy));
+  return own + collective_copies_us(plan, copy);
+}
+
+namespace detail {
+
+// A partition with at most `keep` columns (rows) of each tile width (height), cut from
+// the ends of each run: the same tile shapes in the same order, the same edges.
+Partition compressed(const Partition& p, int keep) {
+  auto axis = [keep](int n, int parts) {
+    const int wide = n % parts, narrow = parts - wide;
+    const int kw = std::min(wide, keep), kn = std::min(narrow, keep);
+    return std::pair{(kw + kn) * (n / parts) + kw, kw + kn};
+  };
+  const auto [w, x] = axis(p.width(), p.grid().x);
+  const auto [h, y] = axis(p.height(), p.grid().y);
+  return Partition(w, h, Grid{x, y});
+}
+
+// The border exchange's makespan without simulating every rank: a rank's finish depends
+// only on tiles at most two grid steps away (two steps per axis, each waiting on the
+// neighbour's previous one), so a grid that keeps six of every run of equal columns and
+// rows holds every neighbourhood the full grid has, and no other. Exact when every
+// pair is at one level (the levels would otherwise follow rank numbers).
+double exchange_compressed(ExchangeAlgorithm algorithm, const Partition& p, Halo halo, const CostModel& model,
+                           const Placement& placement, const CopyCost& copy) {
+  const Partition small = compressed(p, 6);
+  const CommPlan plan = exchange_plan(algorithm, small, halo);
+  SimOptions options;
+  options.procs = p.procs();
+  Placement pl = placement;
+  if (pl.ranks_per_node > 1) pl.ranks_per_node = 0;  // uniform: one node
+  return simulate(schedule_of(plan, copy, p.procs()), model, pl, options).makespan_us;
+}
+
+}  // namespace detail
 
 CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
                               const Placement& placement, Pricing pricing, PriceCache* cache,
                               const CopyCost& copy) {
   CommCosts c;
+  if (partition.procs() == 1) return c;  // nothing to send: every phase is free
+  auto sim = [&](const CommPlan& plan) { return simulate_us(plan, model, placement, copy); };
   const detail::Geometry g(partition);
-  auto sim = [&](const Schedule& s) { return simulate(s, model, placement).makespan_us; };
-  if (g.P == 1) return c;  // nothing to send: every phase is free
   Level level{};
-  const bool fast_trees = pricing == Pricing::fast && detail::uniform_level(placement, g.P, &level);
-  // The largest tile's copy into (or out of) a buffer of its own.
-  const double tile_copy = copy.us(g.max_height(), g.max_width());
-  if (pricing == Pricing::simulate) {
-    c.scatter[int(ScatterAlgorithm::oft)] = sim(scatter_schedule(ScatterAlgorithm::oft, partition, copy));
-    c.gather[int(GatherAlgorithm::oft)] = sim(gather_schedule(GatherAlgorithm::oft, partition, copy));
-    for (ExchangeAlgorithm e : kExchangeAlgorithms)
-      c.exchange[int(e)] = sim(exchange_schedule(e, partition, halo, copy));
-  } else {
+  const bool fast = pricing == Pricing::fast;
+  const bool uniform = detail::uniform_level(placement, g.P, &level);
+  // Equal tiles, and (X > 1) more than one row tall: the trees' layouts then follow X.
+  const bool equal_tiles = g.wr == 0 && g.hr == 0 && (g.X == 1 || g.hq > 1);
+  // Closed forms only where they equal the simulation of the plan (tests/scheduler:
+  // FastFormsEqualThePlansSimulation): the flat trees always, the binomial trees on
+  // equal tiles at one level, the exchange on its compressed grid at one level.
+  if (fast) {
     c.scatter[int(ScatterAlgorithm::oft)] = detail::oft_scatter_fast(model, g, placement, copy);
     c.gather[int(GatherAlgorithm::oft)] = detail::oft_gather_fast(model, g, placement);
-    c.exchange = detail::exchange_fast(model, g, halo, placement, copy);
+  } else {
+    c.scatter[int(ScatterAlgorithm::oft)] = sim(scatter_plan(ScatterAlgorithm::oft, partition, halo));
+    c.gather[int(GatherAlgorithm::oft)] = sim(gather_plan(GatherAlgorithm::oft, partition));
   }
-  if (fast_trees) {
+  for (ExchangeAlgorithm e : kExchangeAlgorithms)
+    c.exchange[int(e)] = fast && uniform ? detail::exchange_compressed(e, partition, halo, model, placement, copy)
+                                         : sim(exchange_plan(e, partition, halo));
+  if (fast && uniform && equal_tiles) {
+    // The largest tile's copy into (or out of) a buffer of its own.
+    const double tile_copy = copy.us(g.max_height(), g.max_width());
     const double per_rank = 4.0 * double(g.max_width()) * double(g.max_height());
     const Layout sl = g.X == 1 ? Layout::cc : Layout::nc, gl = g.X == 1 ? Layout::cc : Layout::cn;
     detail::TreeFast ts(model, level, per_rank, 0, sl, g.P);
@@ -521,12 +481,12 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     // In both trees every rank copies its tile (out of the staging buffer, out of the
     // whole image) after forwarding, so the copy adds the same to every path. The
     // broadcast tree (the same for every grid of P) is cached without it.
-    c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, detail::top_of(g.P)) + tile_copy;
+    c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, sbt_span(0, g.P)) + tile_copy;
     if (cache && cache->procs == g.P) {
       c.scatter[int(ScatterAlgorithm::bcast)] = cache->bcast + tile_copy;
     } else {
       detail::TreeFast tb(model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P);
-      const double tree = tb.scatter_node(0, detail::top_of(g.P));
+      const double tree = tb.scatter_node(0, sbt_span(0, g.P));
       if (cache) *cache = {g.P, tree};
       c.scatter[int(ScatterAlgorithm::bcast)] = tree + tile_copy;
     }
@@ -534,21 +494,19 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     tg.root_row = gl == Layout::cc ? 0.0 : 4.0 * g.max_width();
     tg.own_copy = tile_copy;
     tg.share_contiguous_costs(ts);
-    c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, detail::top_of(g.P));
+    c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, sbt_span(0, g.P));
   } else {
-    c.scatter[int(ScatterAlgorithm::sbt)] = sim(scatter_schedule(ScatterAlgorithm::sbt, partition, copy));
-    c.scatter[int(ScatterAlgorithm::bcast)] = sim(scatter_schedule(ScatterAlgorithm::bcast, partition, copy));
-    c.gather[int(GatherAlgorithm::sbt)] = sim(gather_schedule(GatherAlgorithm::sbt, partition, copy));
+    c.scatter[int(ScatterAlgorithm::sbt)] = sim(scatter_plan(ScatterAlgorithm::sbt, partition, halo));
+    c.scatter[int(ScatterAlgorithm::bcast)] = sim(scatter_plan(ScatterAlgorithm::bcast, partition, halo));
+    c.gather[int(GatherAlgorithm::sbt)] = sim(gather_plan(GatherAlgorithm::sbt, partition));
   }
-  // MPI's own: Open MPI's Scatterv/Gatherv move the same messages as our flat tree or
-  // binomial tree, whichever its tuning picks; the library adds a contiguous buffer per
-  // rank (scatter: the root's block is copied into it by MPI and out of it into the
-  // haloed tile; gather: every rank copies its output into it, and MPI copies the
-  // root's block into the image).
+  // MPI's own, as price_plan prices it: the faster of our trees plus the copies around.
   c.scatter[int(ScatterAlgorithm::mpi)] =
-      std::min(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]) + tile_copy;
+      std::min(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]) +
+      collective_copies_us(scatter_plan(ScatterAlgorithm::mpi, partition, halo), copy);
   c.gather[int(GatherAlgorithm::mpi)] =
-      std::min(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]) + 2 * tile_copy;
+      std::min(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]) +
+      collective_copies_us(gather_plan(GatherAlgorithm::mpi, partition), copy);
   return c;
 }
 

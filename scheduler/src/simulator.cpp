@@ -108,7 +108,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
           throw InvalidArgument("schedule: rank " + std::to_string(r) + " sends to invalid rank " +
                                 std::to_string(op.peer));
         Message m{Path::send,    op.layout, op.bytes,    placement.level(r, op.peer),
-                  op.concurrent, procs,     op.row_bytes};
+                  op.concurrent, options.procs > 0 ? options.procs : procs, op.row_bytes};
         const double S = model.time_us(m);
         m.path = Path::full;
         const double F = model.time_us(m);

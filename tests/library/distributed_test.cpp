@@ -7,7 +7,6 @@
 #include <cstring>
 #include <random>
 
-#include "comm.hpp"
 #include "tessera/error.hpp"
 #include "tessera/pipeline.hpp"
 #include "tessera/session.hpp"
@@ -46,6 +45,7 @@ const Case kCases[] = {{97, 61, 1.0}, {64, 48, 3.0}, {13, 11, 1.0}, {1, 1, 1.0}}
 
 TEST(Distributed, ScatterGatherRoundTripEveryGridAndAlgorithm) {
   const auto& s = session();
+  const Team team = s.team(s.size());
   for (const Case& c : {Case{97, 61, 1}, Case{5, 3, 1}, Case{1, 7, 1}}) {
     const Image img = random_image(c.w, c.h, 11);
     for (const Grid& g : grids_for(s.size())) {
@@ -53,9 +53,9 @@ TEST(Distributed, ScatterGatherRoundTripEveryGridAndAlgorithm) {
       Partition part(c.w, c.h, g);
       for (ScatterAlgorithm sa : kScatterAlgorithms)
         for (GatherAlgorithm ga : kGatherAlgorithms) {
-          Tile tile = scatter(s.comm(), img, part, Halo{0, 0}, sa);
+          Tile tile = scatter(team, img, part, Halo{0, 0}, sa);
           ASSERT_EQ(tile.box(), part.tile(s.rank()));
-          Image back = gather(s.comm(), tile.interior(), part, ga);
+          Image back = gather(team, tile.interior(), part, ga);
           if (s.is_root())
             EXPECT_TRUE(bit_equal(back, img)) << c.w << "x" << c.h << " grid " << to_string(g) << " scatter "
                                               << to_string(sa) << " gather " << to_string(ga);
@@ -66,19 +66,26 @@ TEST(Distributed, ScatterGatherRoundTripEveryGridAndAlgorithm) {
   }
 }
 
+// Pixel (x, y) holds y * w + x: a tile can check where each of its values came from.
+Image coordinate_image(int w, int h) {
+  Image img(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img.at(x, y) = float(y * w + x);
+  return img;
+}
+
 TEST(Distributed, TilesReceiveTheRootsPixels) {
   // Non-root ranks cannot see the image, so the root scatters an image whose pixel
   // values encode their coordinates; every rank checks its own tile.
   const auto& s = session();
+  const Team team = s.team(s.size());
   const int w = 97, h = 61;
-  Image img(w, h);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) img.at(x, y) = float(y * w + x);
+  const Image img = coordinate_image(w, h);
   const Image nothing;
   for (const Grid& g : grids_for(s.size())) {
     Partition part(w, h, g);
     for (ScatterAlgorithm sa : kScatterAlgorithms) {
-      Tile tile = scatter(s.comm(), s.is_root() ? img : nothing, part, Halo{2, 1}, sa);
+      Tile tile = scatter(team, s.is_root() ? img : nothing, part, Halo{2, 1}, sa);
       const Box b = tile.box();
       for (int y = 0; y < b.height; ++y)
         for (int x = 0; x < b.width; ++x)
@@ -88,8 +95,84 @@ TEST(Distributed, TilesReceiveTheRootsPixels) {
   }
 }
 
+// BORDER_REFLECT_101 of a coordinate into [0, n).
+int reflect(int i, int n) {
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+TEST(Distributed, ExchangeFillsHalosAcrossBeginEndAndReusesItsPlan) {
+  // The root's pixels encode their coordinates; after the exchange every halo pixel
+  // holds its (mirrored) neighbour's value, whether run() or begin(), interior work,
+  // end() is used, and on a second tile with the same prepared plan.
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const int w = 97, h = 61;
+  const Image img = coordinate_image(w, h);
+  const Halo halo{3, 2};
+  for (const Grid& g : grids_for(s.size())) {
+    const Partition part(w, h, g);
+    if (!infeasibility(part, halo).empty()) continue;
+    const Scatter scatter(team, part, halo, ScatterAlgorithm::sbt);
+    for (ExchangeAlgorithm e : kExchangeAlgorithms) {
+      BorderExchange exchange(team, part, halo, e);
+      for (int use = 0; use < 3; ++use) {
+        Tile tile = scatter.run(img);
+        double interior = 0;
+        if (use == 0) {
+          exchange.run(tile);
+        } else {
+          exchange.begin(tile);
+          const ConstView in = tile.interior();
+          for (int y = 0; y < in.height; ++y)
+            for (int x = 0; x < in.width; ++x) interior += in.at(x, y);
+          exchange.end();
+        }
+        (void)interior;
+        const Box b = tile.box();
+        const View v = tile.interior();
+        for (int y = -halo.y; y < b.height + halo.y; ++y)
+          for (int x = -halo.x; x < b.width + halo.x; ++x) {
+            const int gx = reflect(b.x0 + x, w), gy = reflect(b.y0 + y, h);
+            ASSERT_EQ(v.at(x, y), float(gy * w + gx))
+                << "rank " << s.rank() << " grid " << to_string(g) << " " << to_string(e) << " use " << use
+                << " at " << x << "," << y;
+          }
+      }
+    }
+  }
+}
+
+TEST(Distributed, TheExecutorRunsThePlanTheSchedulerPrices) {
+  // The executor's prepared plan is the library's plan function's result, step for step
+  // (the scheduler prices scatter_plan / gather_plan / exchange_plan of the same inputs).
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const Partition part(64, 48, grids_for(s.size()).back());
+  const Halo halo{2, 2};
+  auto same = [](const CommPlan& a, const CommPlan& b) {
+    if (a.procs() != b.procs() || a.algorithm != b.algorithm) return false;
+    for (int r = 0; r < a.procs(); ++r) {
+      const auto &x = a.ranks[std::size_t(r)], &y = b.ranks[std::size_t(r)];
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (x[i].kind != y[i].kind || x[i].peer != y[i].peer || x[i].first != y[i].first ||
+            x[i].last != y[i].last || !(x[i].box == y[i].box) || x[i].layout != y[i].layout ||
+            x[i].posted != y[i].posted)
+          return false;
+    }
+    return true;
+  };
+  for (auto a : kScatterAlgorithms) EXPECT_TRUE(same(Scatter(team, part, halo, a).plan(), scatter_plan(a, part, halo)));
+  for (auto a : kGatherAlgorithms) EXPECT_TRUE(same(Gather(team, part, a).plan(), gather_plan(a, part)));
+  for (auto a : kExchangeAlgorithms)
+    EXPECT_TRUE(same(BorderExchange(team, part, halo, a).plan(), exchange_plan(a, part, halo)));
+}
+
 TEST(Distributed, DerivativesBitIdenticalToOneProcess) {
   const auto& s = session();
+  const Team team = s.team(s.size());
   for (const Case& c : kCases) {
     GaussianOptions o;
     o.sigma = c.sigma;
@@ -126,6 +209,7 @@ TEST(Distributed, DerivativesBitIdenticalToOneProcess) {
 
 TEST(Distributed, FewerRanksThanLaunchedIdle) {
   const auto& s = session();
+  const Team team = s.team(s.size());
   GaussianOptions o;
   const Image img = random_image(40, 30, 3);
   auto reference = s.is_root() ? gaussian_derivatives(img, o) : std::vector<Image>{};
@@ -141,6 +225,7 @@ TEST(Distributed, FewerRanksThanLaunchedIdle) {
 
 TEST(Distributed, AgreeStopsEveryRankWithTheFirstMessage) {
   const auto& s = session();
+  const Team team = s.team(s.size());
   try {
     s.agree([&] {
       if (s.rank() == s.size() - 1) throw InvalidArgument("rank-local problem");

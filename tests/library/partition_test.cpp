@@ -98,66 +98,6 @@ TEST(Partition, Feasibility) {
   EXPECT_EQ(infeasibility(Partition(8, 8, Grid{2, 2}), Halo{4, 4}), "");
 }
 
-TEST(ExchangePlan, EverySendMatchedByAReceive) {
-  for (auto [w, h] : kSizes)
-    for (int p : kProcs)
-      for (const Grid& g : grids_for(p))
-        for (Halo halo : {Halo{1, 1}, Halo{4, 4}, Halo{3, 2}}) {
-          Partition part(w, h, g);
-          if (!infeasibility(part, halo).empty()) continue;
-          std::vector<std::vector<ExchangeStep>> steps;
-          for (int r = 0; r < p; ++r) steps.push_back(exchange_steps(part, r, halo));
-          for (int r = 0; r < p; ++r) {
-            ASSERT_EQ(steps[std::size_t(r)].size(), 4u);
-            for (std::size_t s = 0; s < 4; ++s) {
-              const ExchangeStep& st = steps[std::size_t(r)][s];
-              if (st.send_to >= 0) {
-                const ExchangeStep& peer = steps[std::size_t(st.send_to)][s];
-                EXPECT_EQ(peer.recv_from, r);
-                EXPECT_EQ(peer.recv, st.send) << "rank " << r << " step " << s;
-              }
-              if (st.recv_from >= 0) {
-                EXPECT_EQ(steps[std::size_t(st.recv_from)][s].send_to, r);
-              }
-              // Halos received lie inside the image (rows) and inside its x-halo (columns);
-              // what is sent, the sender owns (x steps) or has already filled (y steps).
-              const Box t = part.tile(r);
-              if (st.recv_from >= 0) {
-                EXPECT_GE(st.recv.y0, 0);
-                EXPECT_LE(st.recv.y1(), h);
-                EXPECT_GE(st.recv.x0, st.dx != 0 ? 0 : -halo.x);
-                EXPECT_LE(st.recv.x1(), st.dx != 0 ? w : w + halo.x);
-                EXPECT_TRUE(intersect(st.recv, t).empty()) << "halo overlaps own tile";
-              }
-              if (st.send_to >= 0 && st.dx != 0) {
-                EXPECT_EQ(intersect(st.send, t), st.send);
-              }
-            }
-          }
-        }
-}
-
-TEST(ExchangePlan, HalosCoverTheNeighbourhood) {
-  // After the four steps, every haloed pixel inside the image was received exactly once.
-  Partition part(97, 61, Grid{3, 4});
-  Halo halo{4, 3};
-  for (int r = 0; r < part.procs(); ++r) {
-    const Box t = part.tile(r);
-    const Box grown{t.x0 - halo.x, t.y0 - halo.y, t.width + 2 * halo.x, t.height + 2 * halo.y};
-    const Box inside = intersect(grown, part.image());
-    std::map<std::pair<int, int>, int> count;
-    for (const ExchangeStep& s : exchange_steps(part, r, halo))
-      for (int y = s.recv.y0; y < s.recv.y1(); ++y)
-        for (int x = s.recv.x0; x < s.recv.x1(); ++x)
-          if (part.image().contains(x, y)) ++count[{x, y}];
-    for (int y = inside.y0; y < inside.y1(); ++y)
-      for (int x = inside.x0; x < inside.x1(); ++x) {
-        const int expected = t.contains(x, y) ? 0 : 1;
-        EXPECT_EQ((count[std::pair{x, y}]), expected) << "rank " << r << " pixel " << x << "," << y;
-      }
-  }
-}
-
 TEST(SpanningBinomialTree, CoversEveryRankOnce) {
   for (int p = 1; p <= 33; ++p) {
     EXPECT_EQ(sbt_subtree_end(0, p), p);

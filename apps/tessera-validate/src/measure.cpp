@@ -1,6 +1,5 @@
 #include "measure.hpp"
 
-#include <mpi.h>
 #include <sys/resource.h>
 #include <tbb/global_control.h>
 
@@ -8,7 +7,6 @@
 #include <map>
 #include <random>
 
-#include "comm.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/pipeline.hpp"
 
@@ -26,26 +24,28 @@ long preemptions() {
 // One timed sample: barrier, run, local elapsed time; the maximum over the ranks, µs (the phase ends when its
 // slowest rank is done), and whether any rank was preempted meanwhile.
 template <class F>
-Sample timed(const detail::Comm& comm, F&& op) {
-  detail::check(MPI_Barrier(comm.comm), "MPI_Barrier");
+Sample timed(const Team& team, F&& op) {
+  team.barrier();
   const long p0 = preemptions();
-  const double t0 = MPI_Wtime();
+  const double t0 = Team::now();
   op();
-  const double local[2] = {MPI_Wtime() - t0, double(preemptions() - p0)};
-  double worst[2] = {0, 0};
+  const double elapsed = Team::now() - t0;
   // Every rank learns whether the sample was disturbed: they decide together what to repeat.
-  detail::check(MPI_Allreduce(local, worst, 2, MPI_DOUBLE, MPI_MAX, comm.comm), "MPI_Allreduce");
-  return {worst[0] * 1e6, worst[1] > 0};
+  return {team.max(elapsed) * 1e6, team.max(double(preemptions() - p0)) > 0};
 }
 
 // What one grid needs between samples: a scattered tile with its halo filled, the output
 // views compute writes and gather reads (on the root, views into whole images, as the
-// pipeline does, so the root's own tile is not copied).
+// pipeline does, so the root's own tile is not copied), and every algorithm's plan,
+// built once outside the timed region as the pipeline builds them before it starts.
 struct GridState {
   Partition partition{1, 1, Grid{1, 1}};
   Tile tile;
   std::vector<Image> whole, local;
   std::vector<View> views;
+  std::vector<Scatter> scatters;         // index: ScatterAlgorithm
+  std::vector<BorderExchange> exchanges;  // index: ExchangeAlgorithm
+  std::vector<Gather> gathers;           // index: GatherAlgorithm
 };
 
 struct Item {
@@ -88,16 +88,8 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
 std::vector<Observation> measure_phases(const Session& session, const Image& image, const Scenario& scenario,
                                         int scenario_index, const std::vector<Grid>& grids,
                                         const Repetition& repetition, const Progress& progress) {
-  const detail::Comm& world = session.comm();
-  MPI_Comm sub = world.comm;
-  if (scenario.procs < world.size) {
-    detail::check(
-        MPI_Comm_split(world.comm, world.rank < scenario.procs ? 0 : MPI_UNDEFINED, world.rank, &sub),
-        "MPI_Comm_split");
-    if (sub == MPI_COMM_NULL) return {};
-    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
-  }
-  const detail::Comm comm(sub, sub != world.comm);
+  const Team team = session.team(scenario.procs);
+  if (!team.active()) return {};
   GaussianOptions options;
   options.sigma = scenario.sigma;
   const Halo halo = halo_for(options);
@@ -109,11 +101,14 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
   for (std::size_t g = 0; g < grids.size(); ++g) {
     GridState& s = states[g];
     s.partition = Partition(scenario.width, scenario.height, grids[g]);
-    s.tile = scatter(comm, image, s.partition, halo, ScatterAlgorithm::sbt);
-    exchange_borders(comm, s.tile, ExchangeAlgorithm::nonblocking);
+    for (auto a : kScatterAlgorithms) s.scatters.emplace_back(team, s.partition, halo, a);
+    for (auto a : kExchangeAlgorithms) s.exchanges.emplace_back(team, s.partition, halo, a);
+    for (auto a : kGatherAlgorithms) s.gathers.emplace_back(team, s.partition, a);
+    s.tile = s.scatters[int(ScatterAlgorithm::sbt)].run(image);
+    s.exchanges[int(ExchangeAlgorithm::nonblocking)].run(s.tile);
     const Box& b = s.tile.box();
     for (std::size_t i = 0; i < n; ++i) {
-      if (comm.rank == 0) {
+      if (team.rank() == 0) {
         s.whole.emplace_back(scenario.width, scenario.height);
         s.views.push_back(s.whole.back().view().sub(b.x0, b.y0, b.width, b.height));
       } else {
@@ -155,26 +150,26 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
       switch (it.phase) {
         case Phase::scatter: {
           Tile t;
-          us = timed(comm, [&] { t = scatter(comm, image, s.partition, halo, it.plan.scatter); });
+          us = timed(team, [&] { t = s.scatters[int(it.plan.scatter)].run(image); });
           break;
         }
         // Each phase after the phase the pipeline runs before it, untimed, so that it
         // finds caches as in the pipeline (a just-scattered tile, just-computed outputs)
         // rather than as whatever item ran before left them.
         case Phase::exchange:
-          s.tile = scatter(comm, image, s.partition, halo, ScatterAlgorithm::sbt);
-          us = timed(comm, [&] { exchange_borders(comm, s.tile, it.plan.exchange); });
+          s.tile = s.scatters[int(ScatterAlgorithm::sbt)].run(image);
+          us = timed(team, [&] { s.exchanges[int(it.plan.exchange)].run(s.tile); });
           break;
         case Phase::compute:
-          exchange_borders(comm, s.tile, ExchangeAlgorithm::nonblocking);
-          us = timed(comm, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
+          s.exchanges[int(ExchangeAlgorithm::nonblocking)].run(s.tile);
+          us = timed(team, [&] { compute_derivatives(s.tile.interior(), halo, options, s.views); });
           break;
         case Phase::gather:
           compute_derivatives(s.tile.interior(), halo, options, s.views);
-          us = timed(comm, [&] {
+          us = timed(team, [&] {
             for (int i = 0; i < gathers; ++i)
-              gather_into(comm, s.views[std::size_t(i) % n], s.partition, it.plan.gather,
-                          comm.rank == 0 ? s.whole[std::size_t(i) % n] : none);
+              s.gathers[int(it.plan.gather)].run(s.views[std::size_t(i) % n],
+                                                 team.rank() == 0 ? s.whole[std::size_t(i) % n] : none);
           });
           break;
         case Phase::total:
@@ -182,13 +177,13 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
       }
       if (round >= repetition.warmup) samples[k].push_back(us);
     }
-    if (comm.rank == 0 && progress)
+    if (team.rank() == 0 && progress)
       progress(to_string(scenario) + ": phases, round " + std::to_string(round + 1) + " (" +
                std::to_string(order.size()) + " of " + std::to_string(items.size()) + " items)" +
                (round < repetition.warmup ? " warm-up" : ""));
   }
   std::vector<Observation> out;
-  if (comm.rank != 0) return out;
+  if (team.rank() != 0) return out;
   const auto spreads = summarize_set(samples, repetition.min_quiet(), repetition.keep_disturbed);
   for (std::size_t k = 0; k < items.size(); ++k) {
     Observation o;
@@ -208,7 +203,7 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
   GaussianOptions options;
   options.sigma = scenario.sigma;
   std::vector<std::vector<Sample>> samples(plans.size());
-  const detail::Comm& world = session.comm();
+  const Team world = session.team(session.size());
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     const auto order = next_round(samples, repetition, round, unsigned(7919 * scenario_index + round));
     if (order.empty()) break;
@@ -216,9 +211,7 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
       PhaseTimes t;
       const long p0 = preemptions();
       gaussian_derivatives(session, image, options, plans[k], &t);
-      const long local = preemptions() - p0;
-      long worst = 0;
-      detail::check(MPI_Allreduce(&local, &worst, 1, MPI_LONG, MPI_MAX, world.comm), "MPI_Allreduce");
+      const double worst = world.max(double(preemptions() - p0));
       if (round >= repetition.warmup) samples[k].push_back({t.total * 1e6, worst > 0});
     }
     if (session.is_root() && progress)
@@ -240,10 +233,6 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
   return out;
 }
 
-std::array<int, 2> mpi_dims(int procs) {
-  int dims[2] = {0, 0};
-  detail::check(MPI_Dims_create(procs, 2, dims), "MPI_Dims_create");
-  return {dims[0], dims[1]};
-}
+std::array<int, 2> mpi_dims(int procs) { return tessera::mpi_dims_create(procs); }
 
 }  // namespace tessera::validation

@@ -62,6 +62,14 @@ class Partition {
   /// Smallest tile width and height over all ranks.
   int min_tile_width() const { return part_size(width_, grid_.x, grid_.x - 1); }
   int min_tile_height() const { return part_size(height_, grid_.y, grid_.y - 1); }
+  /// Pixels of the tiles of ranks [0, r) (0 <= r <= procs()). O(1).
+  std::size_t area_before(int rank) const;
+  /// The distinct tile shapes (at most four: SPEC's split gives two widths and two
+  /// heights) with the number of ranks of each.
+  struct Shape {
+    int width = 0, height = 0, count = 0;
+  };
+  std::vector<Shape> tile_shapes() const;
   /// Rank of the neighbour at (dx, dy) in grid steps, or -1 at the grid's edge.
   int neighbour(int rank, int dx, int dy) const;
 
@@ -83,21 +91,5 @@ struct Halo {
 std::string infeasibility(const Partition& partition, Halo halo);
 /// Throws InfeasiblePlan with infeasibility()'s reason, if any.
 void require_feasible(const Partition& partition, Halo halo);
-
-/// One step of a border exchange as seen by one rank, in global image coordinates:
-/// send `send` to the neighbour in direction (dx, dy) and receive `recv` from the
-/// neighbour in the opposite direction. A peer of -1 means there is none (grid edge).
-/// x steps move columns of the tile's own rows (noncontiguous); y steps move rows of
-/// the tile widened by the x-halo (contiguous in a haloed buffer), so corners arrive.
-struct ExchangeStep {
-  int dx = 0, dy = 0;
-  int send_to = -1;
-  int recv_from = -1;
-  Box send;
-  Box recv;
-};
-
-/// The paper's four steps for `rank` in order: right, left, down, up. Pure.
-std::vector<ExchangeStep> exchange_steps(const Partition& partition, int rank, Halo halo);
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 #pragma once
 // The MPI session: start-up and shutdown in one RAII object, and the collective
 // agreement that lets one rank's error end every rank cleanly.
+#include <array>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -12,6 +13,8 @@ namespace tessera {
 namespace detail {
 struct Comm;  // wraps an MPI communicator; defined in src/mpi
 }
+
+class Team;
 
 /// Owns MPI for the program's lifetime (MPI_Init in the constructor, MPI_Finalize in
 /// the destructor; if MPI was already initialised, e.g. by a test harness, it is
@@ -52,6 +55,11 @@ class Session {
   /// Peak resident set size of this process so far, in bytes. Local.
   static double peak_rss_bytes();
 
+  /// The ranks 0..procs-1 that run a plan of `procs` ranks; the others get an inactive
+  /// Team and idle. Throws InfeasiblePlan if procs exceeds the ranks started.
+  /// Collective over all ranks (a communicator split when some ranks idle).
+  Team team(int procs) const;
+
   /// The communicator (for the library's own use).
   const detail::Comm& comm() const { return *comm_; }
 
@@ -59,6 +67,37 @@ class Session {
   std::unique_ptr<detail::Comm> comm_;
   std::vector<int> node_world_ranks_;  // world ranks on this rank's node
   bool owns_mpi_ = false;
+};
+
+/// MPI_Dims_create(procs, 2): MPI's own balanced 2-D factorisation {d0, d1}, d0 >= d1.
+/// Local (needs MPI initialised).
+std::array<int, 2> mpi_dims_create(int procs);
+
+/// The ranks that run one plan, as one communicator: what the distributed image's
+/// scatter, exchange and gather run on. Move-only; frees its communicator.
+class Team {
+ public:
+  Team(Team&&) noexcept;
+  Team& operator=(Team&&) noexcept;
+  ~Team();
+  /// True on the ranks that take part (world ranks < procs).
+  bool active() const { return comm_ != nullptr; }
+  /// Rank within the team and team size (both 0 when inactive). Local.
+  int rank() const;
+  int size() const;
+  /// Barrier over the team. Collective over the team.
+  void barrier() const;
+  /// The largest `value` over the team, on every member. Collective over the team.
+  double max(double value) const;
+  /// Wall-clock time in seconds (MPI_Wtime). Local.
+  static double now();
+  /// The communicator (for the library's own use).
+  const detail::Comm& comm() const { return *comm_; }
+
+ private:
+  friend class Session;
+  explicit Team(std::unique_ptr<detail::Comm> comm);
+  std::unique_ptr<detail::Comm> comm_;
 };
 
 }  // namespace tessera

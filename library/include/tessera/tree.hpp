@@ -11,6 +11,9 @@ namespace tessera {
 
 /// Parent of rank r > 0.
 int sbt_parent(int rank);
+/// Ranks a subtree rooted at r may span: lowbit(r) for r > 0, the smallest power of
+/// two >= P for the root (the subtree itself ends at min(r + span, P)).
+int sbt_span(int rank, int procs);
 /// One past the last rank of r's subtree.
 int sbt_subtree_end(int rank, int procs);
 /// Children of `rank`, largest subtree first.

@@ -86,13 +86,4 @@ void gentle_barrier(const Comm& c, bool sleepy) {
   }
 }
 
-bool contiguous_in_image(const std::vector<Box>& boxes, int image_width) {
-  // Back to back in rank order and each a band of full rows.
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (boxes[i].width != image_width || boxes[i].x0 != 0) return false;
-    if (i > 0 && boxes[i].y0 != boxes[i - 1].y1()) return false;
-  }
-  return true;
-}
-
 }  // namespace tessera::detail

@@ -55,8 +55,4 @@ Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdi
 /// of spinning, leaving its core to ranks that still compute. Collective.
 void gentle_barrier(const Comm& comm, bool sleepy);
 
-/// True when the blocks of a subtree lie back to back in memory in rank order,
-/// so they travel as one contiguous message.
-bool contiguous_in_image(const std::vector<Box>& boxes, int image_width);
-
 }  // namespace tessera::detail

@@ -1,7 +1,9 @@
+// The executor: runs a communication plan (comm_plan.hpp) with MPI. Every message,
+// copy and mirror it performs is a step of the plan the scheduler prices; nothing here
+// decides who sends what.
 #include "tessera/distributed.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "comm.hpp"
 #include "tessera/error.hpp"
@@ -10,7 +12,6 @@
 
 namespace tessera {
 
-using detail::block_type;
 using detail::check;
 using detail::Comm;
 using detail::Datatype;
@@ -22,121 +23,141 @@ Tile::Tile(const Partition& partition, int rank, Halo halo)
       halo_(halo),
       buffer_(box_.width + 2 * halo.x, box_.height + 2 * halo.y) {}
 
+namespace detail {
+
+// One step of this rank's program, with its datatype built once.
+struct PreparedStep {
+  CommStep step;
+  Datatype type;              // send/recv: the message in its store
+  std::ptrdiff_t offset = 0;  // float offset of the message's first box in its store
+};
+
+struct Prepared {
+  CommPlan plan;
+  int rank = 0;
+  int tag_base = 0;
+  std::vector<PreparedStep> steps;
+  std::vector<MPI_Request> requests;  // posted, not yet waited for
+};
+
+}  // namespace detail
+
 namespace {
+
+using detail::Prepared;
+using detail::PreparedStep;
 
 constexpr int kScatterTag = 101;
 constexpr int kGatherTag = 102;
-constexpr int kExchangeTag = 103;
+constexpr int kExchangeTag = 110;
 
-std::ptrdiff_t offset_in(const Box& b, int image_width) { return std::ptrdiff_t(b.y0) * image_width + b.x0; }
-
-std::vector<Box> tiles_of(const Partition& p, int first, int last) {
-  std::vector<Box> boxes;
-  for (int r = first; r < last; ++r) boxes.push_back(p.tile(r));
-  return boxes;
+// Float offset of global box `b` in `store` of `rank`.
+std::ptrdiff_t offset_in(Store store, const Box& b, const Partition& p, int rank, Halo halo) {
+  if (store == Store::staging) {
+    // Whole tiles back to back from the rank's own: find the tile that starts at b.
+    for (int r = rank; r < p.procs(); ++r)
+      if (p.tile(r) == b) return std::ptrdiff_t(p.area_before(r) - p.area_before(rank));
+    throw Error("plan: a staged box is not a tile");
+  }
+  const StoreGeometry g = store_geometry(store, p, rank, halo);
+  return std::ptrdiff_t(b.y0 - g.y0) * g.stride + (b.x0 - g.x0);
 }
 
-std::size_t floats_of(const std::vector<Box>& boxes) {
-  std::size_t n = 0;
-  for (const Box& b : boxes) n += b.area();
-  return n;
-}
-
-void copy_block(ConstView from, View to) {
-  if (from.data == to.data && from.stride == to.stride) return;  // already in place
-  for (int y = 0; y < from.height; ++y) std::copy_n(from.row(y), from.width, to.row(y));
-}
-
-// The tiles of ranks [first, last) inside the root's whole image, as one datatype
-// whose buffer origin is the image's first pixel.
-Datatype subtree_type_in_image(const Partition& p, int first, int last) {
-  auto boxes = tiles_of(p, first, last);
-  if (detail::contiguous_in_image(boxes, p.width())) {
-    // Rank-order bands of full rows: one contiguous run starting at the first band.
-    MPI_Datatype t;
-    const MPI_Aint start = MPI_Aint(offset_in(boxes.front(), p.width())) * MPI_Aint(sizeof(float));
-    MPI_Datatype run;
-    check(MPI_Type_contiguous(int(floats_of(boxes)), MPI_FLOAT, &run), "MPI_Type_contiguous");
-    int one = 1;
-    check(MPI_Type_create_struct(1, &one, &start, &run, &t), "MPI_Type_create_struct");
-    MPI_Type_free(&run);
+// The message's datatype, relative to its first box: contiguous exactly when the plan
+// priced it so (store_contiguous), else a vector (one box) or a struct of vectors.
+Datatype message_type(const CommStep& s, const Partition& p, int rank, Halo halo, std::ptrdiff_t* offset) {
+  const auto boxes = boxes_of(s, p);
+  *offset = offset_in(s.store, boxes.front(), p, rank, halo);
+  MPI_Datatype t;
+  if (store_contiguous(s.store, boxes, p, rank, halo)) {
+    check(MPI_Type_contiguous(int(floats_of(s, p)), MPI_FLOAT, &t), "MPI_Type_contiguous");
     check(MPI_Type_commit(&t), "MPI_Type_commit");
     return Datatype(t);
   }
+  const std::ptrdiff_t stride = store_geometry(s.store, p, rank, halo).stride;
+  if (boxes.size() == 1) return detail::block_type(boxes[0].width, boxes[0].height, stride);
   std::vector<std::ptrdiff_t> offsets;
-  for (const Box& b : boxes) offsets.push_back(offset_in(b, p.width()));
-  return detail::blocks_type(boxes, offsets, p.width());
+  for (const Box& b : boxes) offsets.push_back(offset_in(s.store, b, p, rank, halo) - *offset);
+  return detail::blocks_type(boxes, offsets, stride);
 }
 
-// Staging buffer of a subtree: the tiles of ranks [first, last), each contiguous,
-// back to back in rank order. chunk_offset() gives where rank r's tile starts.
-struct Staging {
-  int first = 0;
-  std::vector<std::size_t> starts;  // per rank in [first, last], floats
-  detail::FloatBuffer data;
-  Staging(const Partition& p, int first_rank, int last_rank) : first(first_rank) {
-    starts.push_back(0);
-    for (int r = first_rank; r < last_rank; ++r) starts.push_back(starts.back() + p.tile(r).area());
-    data = detail::allocate_floats(starts.back());
+std::unique_ptr<Prepared> prepare(CommPlan plan, int rank, int tag_base) {
+  auto prepared = std::make_unique<Prepared>();
+  prepared->plan = std::move(plan);
+  prepared->rank = rank;
+  prepared->tag_base = tag_base;
+  const CommPlan& pl = prepared->plan;
+  for (const CommStep& s : pl.ranks[std::size_t(rank)]) {
+    PreparedStep ps{s, {}, 0};
+    if (s.kind == StepKind::send || s.kind == StepKind::recv)
+      ps.type = message_type(s, pl.partition, rank, pl.halo, &ps.offset);
+    prepared->steps.push_back(std::move(ps));
   }
-  std::size_t size() const { return starts.back(); }
-  float* chunk(int rank) { return data.get() + starts[std::size_t(rank - first)]; }
-  std::size_t floats(int from, int to) const {
-    return starts[std::size_t(to - first)] - starts[std::size_t(from - first)];
+  return prepared;
+}
+
+// The buffers a run reads and writes; staging, received and whole are allocated on
+// first use (their size is known only from the rank's place in the plan).
+struct Buffers {
+  float* image = nullptr;  // the root's whole image
+  float* tile = nullptr;   // the haloed tile buffer
+  const float* output = nullptr;
+  std::ptrdiff_t output_stride = 0;
+  Tile* haloed = nullptr;  // for mirroring
+  detail::FloatBuffer staging, received, whole;
+
+  float* base(Store store, const Prepared& p) {
+    const Partition& part = p.plan.partition;
+    auto ensure = [](detail::FloatBuffer& b, std::size_t n) {
+      if (!b) b = detail::allocate_floats(n);
+      return b.get();
+    };
+    switch (store) {
+      case Store::image:
+        return image;
+      case Store::tile:
+        return tile;
+      case Store::output:
+        return const_cast<float*>(output);
+      case Store::staging:
+        return ensure(staging, part.area_before(sbt_subtree_end(p.rank, part.procs())) - part.area_before(p.rank));
+      case Store::received:
+        return ensure(received, part.tile(p.rank).area());
+      case Store::whole:
+        return ensure(whole, part.image().area());
+    }
+    return nullptr;
   }
 };
 
-void put_own_tile(ConstView from, Tile& tile) { copy_block(from, tile.interior()); }
-
-void send_floats(const Comm& c, const float* data, std::size_t n, int to, int tag) {
-  check(MPI_Send(data, int(n), MPI_FLOAT, to, tag, c.comm), "MPI_Send");
-}
-void recv_floats(const Comm& c, float* data, std::size_t n, int from, int tag) {
-  check(MPI_Recv(data, int(n), MPI_FLOAT, from, tag, c.comm, MPI_STATUS_IGNORE), "MPI_Recv");
+std::ptrdiff_t stride_of(Store store, const Prepared& p, const Buffers& b) {
+  if (store == Store::output) return b.output_stride;
+  if (store == Store::staging) return p.plan.partition.tile(p.rank).width;  // own chunk only
+  return store_geometry(store, p.plan.partition, p.rank, p.plan.halo).stride;
 }
 
-Tile scatter_oft(const Comm& c, const Image& image, const Partition& p, Halo halo) {
-  Tile tile(p, c.rank, halo);
-  if (c.rank == 0) {
-    for (int r = 1; r < c.size; ++r) {
-      const Box b = p.tile(r);
-      Datatype t = block_type(b.width, b.height, p.width());
-      check(MPI_Send(image.data() + offset_in(b, p.width()), 1, t.get(), r, kScatterTag, c.comm), "MPI_Send");
-    }
-    put_own_tile(image.view().sub(0, 0, tile.box().width, tile.box().height), tile);
-  } else {
-    Image mine(tile.box().width, tile.box().height);
-    recv_floats(c, mine.data(), tile.box().area(), 0, kScatterTag);
-    put_own_tile(mine.view(), tile);
-  }
-  return tile;
+void copy_step(const CommStep& s, const Prepared& p, Buffers& b) {
+  if (s.inside_mpi) return;  // MPI's collective does this copy
+  const Partition& part = p.plan.partition;
+  const int r = p.rank;
+  const std::ptrdiff_t from_stride = stride_of(s.from, p, b), to_stride = stride_of(s.store, p, b);
+  auto at = [&](Store store, std::ptrdiff_t stride) {
+    const StoreGeometry g = store_geometry(store, part, r, p.plan.halo);
+    const std::ptrdiff_t off = store == Store::staging ? offset_in(store, s.box, part, r, p.plan.halo)
+                                                       : std::ptrdiff_t(s.box.y0 - g.y0) * stride + (s.box.x0 - g.x0);
+    return b.base(store, p) + off;
+  };
+  const float* from = at(s.from, from_stride);
+  float* to = at(s.store, to_stride);
+  if (from == to && from_stride == to_stride) return;  // already in place
+  for (int y = 0; y < s.box.height; ++y)
+    std::copy_n(from + std::ptrdiff_t(y) * from_stride, s.box.width, to + std::ptrdiff_t(y) * to_stride);
 }
 
-Tile scatter_sbt(const Comm& c, const Image& image, const Partition& p, Halo halo) {
-  Tile tile(p, c.rank, halo);
-  if (c.rank == 0) {
-    for (int child : sbt_children(0, c.size)) {
-      Datatype t = subtree_type_in_image(p, child, sbt_subtree_end(child, c.size));
-      check(MPI_Send(image.data(), 1, t.get(), child, kScatterTag, c.comm), "MPI_Send");
-    }
-    put_own_tile(image.view().sub(0, 0, tile.box().width, tile.box().height), tile);
-    return tile;
-  }
-  const int end = sbt_subtree_end(c.rank, c.size);
-  Staging staging(p, c.rank, end);
-  recv_floats(c, staging.data.get(), staging.size(), sbt_parent(c.rank), kScatterTag);
-  for (int child : sbt_children(c.rank, c.size))
-    send_floats(c, staging.chunk(child), staging.floats(child, sbt_subtree_end(child, c.size)), child,
-                kScatterTag);
-  const Box& b = tile.box();
-  put_own_tile(ConstView{staging.chunk(c.rank), b.width, b.height, b.width}, tile);
-  return tile;
-}
-
-// MPI's own collectives. MPI_Scatterv takes one datatype for every rank, so it
-// serves when tiles are row bands (contiguous, counts vary) or all the same shape
-// (one vector type resized to a float, displacements at the tile origins); for
-// uneven 2-D tiles MPI_Alltoallw, the collective with per-rank datatypes, does it.
+// MPI_Scatterv/Gatherv take one datatype for every rank, so they serve when tiles are
+// row bands (contiguous, counts vary) or all the same shape (one vector type resized to
+// a float, displacements at the tile origins); for uneven 2-D tiles MPI_Alltoallw, the
+// collective with per-rank datatypes, does it.
 enum class MpiShape { bands, uniform, uneven };
 
 MpiShape mpi_shape(const Partition& p) {
@@ -145,17 +166,10 @@ MpiShape mpi_shape(const Partition& p) {
   return MpiShape::uneven;
 }
 
-Datatype resized_tile_type(const Partition& p) {
-  const Box b = p.tile(0);
-  Datatype block = block_type(b.width, b.height, p.width());
-  MPI_Datatype t;
-  check(MPI_Type_create_resized(block.get(), 0, sizeof(float), &t), "MPI_Type_create_resized");
-  check(MPI_Type_commit(&t), "MPI_Type_commit");
-  return Datatype(t);
-}
+std::ptrdiff_t origin_in_image(const Box& b, int image_width) { return std::ptrdiff_t(b.y0) * image_width + b.x0; }
 
-// Scatterv/Gatherv arguments at the root for row bands (counts in floats) or equal
-// tiles (one resized vector type, displacements at the tile origins).
+// Scatterv/Gatherv arguments at the root: counts in floats (bands) or one resized
+// vector type per tile (uniform).
 struct RootV {
   std::vector<int> counts, displs;
   Datatype owned;
@@ -163,13 +177,18 @@ struct RootV {
   RootV(const Comm& c, const Partition& p) : counts(std::size_t(c.size)), displs(std::size_t(c.size)) {
     const bool bands = mpi_shape(p) == MpiShape::bands;
     if (!bands) {
-      owned = resized_tile_type(p);
+      const Box b = p.tile(0);
+      Datatype block = detail::block_type(b.width, b.height, p.width());
+      MPI_Datatype t;
+      check(MPI_Type_create_resized(block.get(), 0, sizeof(float), &t), "MPI_Type_create_resized");
+      check(MPI_Type_commit(&t), "MPI_Type_commit");
+      owned = Datatype(t);
       type = owned.get();
     }
     for (int r = 0; r < c.size; ++r) {
       const Box b = p.tile(r);
       counts[std::size_t(r)] = bands ? int(b.area()) : 1;
-      displs[std::size_t(r)] = int(offset_in(b, p.width()));
+      displs[std::size_t(r)] = int(origin_in_image(b, p.width()));
     }
   }
 };
@@ -190,246 +209,212 @@ struct RootOnlyW {
     if (c.rank == 0) {
       for (int r = 0; r < c.size; ++r) {
         const Box b = p.tile(r);
-        owned.push_back(block_type(b.width, b.height, p.width()));
+        owned.push_back(detail::block_type(b.width, b.height, p.width()));
         root_types[std::size_t(r)] = owned.back().get();
         root_counts[std::size_t(r)] = 1;
-        root_displs[std::size_t(r)] = int(offset_in(b, p.width()) * std::ptrdiff_t(sizeof(float)));
+        root_displs[std::size_t(r)] = int(origin_in_image(b, p.width()) * std::ptrdiff_t(sizeof(float)));
       }
     }
     peer_counts[0] = int(p.tile(c.rank).area());
   }
 };
 
-Tile scatter_mpi(const Comm& c, const Image& image, const Partition& p, Halo halo) {
-  Tile tile(p, c.rank, halo);
-  Image mine(tile.box().width, tile.box().height);
-  const float* send = c.rank == 0 ? image.data() : nullptr;
-  switch (mpi_shape(p)) {
-    case MpiShape::bands:
-    case MpiShape::uniform: {
-      RootV v(c, p);
-      check(MPI_Scatterv(send, v.counts.data(), v.displs.data(), v.type, mine.data(),
-                         int(mine.view().width) * mine.height(), MPI_FLOAT, 0, c.comm),
+void collective_step(const Comm& c, const Prepared& p, Buffers& b) {
+  const Partition& part = p.plan.partition;
+  float* mine = b.base(Store::received, p);
+  const int n = int(part.tile(c.rank).area());
+  float* image = c.rank == 0 ? b.image : nullptr;
+  const bool scatter = p.plan.phase == CommPhase::scatter;
+  if (mpi_shape(part) != MpiShape::uneven) {
+    RootV v(c, part);
+    if (scatter)
+      check(MPI_Scatterv(image, v.counts.data(), v.displs.data(), v.type, mine, n, MPI_FLOAT, 0, c.comm),
             "MPI_Scatterv");
-      break;
-    }
-    case MpiShape::uneven: {
-      RootOnlyW w(c, p);
-      check(MPI_Alltoallw(send, w.root_counts.data(), w.root_displs.data(), w.root_types.data(), mine.data(),
-                          w.peer_counts.data(), w.peer_displs.data(), w.peer_types.data(), c.comm),
-            "MPI_Alltoallw");
-      break;
-    }
-  }
-  put_own_tile(mine.view(), tile);
-  return tile;
-}
-
-Tile scatter_bcast(const Comm& c, const Image& image, const Partition& p, Halo halo) {
-  Tile tile(p, c.rank, halo);
-  const Box& b = tile.box();
-  if (c.rank == 0) {
-    check(MPI_Bcast(const_cast<float*>(image.data()), int(p.image().area()), MPI_FLOAT, 0, c.comm),
-          "MPI_Bcast");
-    put_own_tile(image.view().sub(b.x0, b.y0, b.width, b.height), tile);
-  } else {
-    Image whole(p.width(), p.height());
-    check(MPI_Bcast(whole.data(), int(p.image().area()), MPI_FLOAT, 0, c.comm), "MPI_Bcast");
-    put_own_tile(whole.view().sub(b.x0, b.y0, b.width, b.height), tile);
-  }
-  return tile;
-}
-
-void gather_oft(const Comm& c, ConstView local, const Partition& p, Image& whole) {
-  if (c.rank != 0) {
-    Datatype t = block_type(local.width, local.height, local.stride);
-    check(MPI_Send(local.data, 1, t.get(), 0, kGatherTag, c.comm), "MPI_Send");
-    return;
-  }
-  copy_block(local, whole.view().sub(0, 0, local.width, local.height));
-  for (int r = 1; r < c.size; ++r) {
-    const Box b = p.tile(r);
-    Datatype t = block_type(b.width, b.height, p.width());
-    check(MPI_Recv(whole.data() + offset_in(b, p.width()), 1, t.get(), r, kGatherTag, c.comm,
-                   MPI_STATUS_IGNORE),
-          "MPI_Recv");
-  }
-}
-
-void gather_sbt(const Comm& c, ConstView local, const Partition& p, Image& whole) {
-  auto children = sbt_children(c.rank, c.size);
-  std::reverse(children.begin(), children.end());  // smallest subtree is ready first
-  if (c.rank == 0) {
-    copy_block(local, whole.view().sub(0, 0, local.width, local.height));
-    for (int child : children) {
-      Datatype t = subtree_type_in_image(p, child, sbt_subtree_end(child, c.size));
-      check(MPI_Recv(whole.data(), 1, t.get(), child, kGatherTag, c.comm, MPI_STATUS_IGNORE), "MPI_Recv");
-    }
-    return;
-  }
-  if (children.empty()) {
-    // A leaf sends its tile straight from where compute wrote it, as in the flat tree:
-    // staging it first would add a copy the cost models do not (and need not) price.
-    Datatype t = block_type(local.width, local.height, local.stride);
-    check(MPI_Send(local.data, 1, t.get(), sbt_parent(c.rank), kGatherTag, c.comm), "MPI_Send");
-    return;
-  }
-  Staging staging(p, c.rank, sbt_subtree_end(c.rank, c.size));
-  copy_block(local, View{staging.chunk(c.rank), local.width, local.height, local.width});
-  for (int child : children)
-    recv_floats(c, staging.chunk(child), staging.floats(child, sbt_subtree_end(child, c.size)), child,
-                kGatherTag);
-  send_floats(c, staging.data.get(), staging.size(), sbt_parent(c.rank), kGatherTag);
-}
-
-void gather_mpi(const Comm& c, ConstView local, const Partition& p, Image& whole) {
-  // MPI's collectives take a contiguous send buffer here.
-  Image mine(local.width, local.height);
-  copy_block(local, mine.view());
-  switch (mpi_shape(p)) {
-    case MpiShape::bands:
-    case MpiShape::uniform: {
-      RootV v(c, p);
-      check(MPI_Gatherv(mine.data(), mine.width() * mine.height(), MPI_FLOAT,
-                        c.rank == 0 ? whole.data() : nullptr, v.counts.data(), v.displs.data(), v.type, 0,
-                        c.comm),
+    else
+      check(MPI_Gatherv(mine, n, MPI_FLOAT, image, v.counts.data(), v.displs.data(), v.type, 0, c.comm),
             "MPI_Gatherv");
-      break;
-    }
-    case MpiShape::uneven: {
-      RootOnlyW w(c, p);
-      // Every rank sends its tile to the root: the transpose of the scatter.
-      check(MPI_Alltoallw(mine.data(), w.peer_counts.data(), w.peer_displs.data(), w.peer_types.data(),
-                          c.rank == 0 ? whole.data() : nullptr, w.root_counts.data(), w.root_displs.data(),
-                          w.root_types.data(), c.comm),
-            "MPI_Alltoallw");
-      break;
-    }
+    return;
   }
+  RootOnlyW w(c, part);
+  // The gather is the transpose of the scatter: every rank sends its tile to the root.
+  if (scatter)
+    check(MPI_Alltoallw(image, w.root_counts.data(), w.root_displs.data(), w.root_types.data(), mine,
+                        w.peer_counts.data(), w.peer_displs.data(), w.peer_types.data(), c.comm),
+          "MPI_Alltoallw");
+  else
+    check(MPI_Alltoallw(mine, w.peer_counts.data(), w.peer_displs.data(), w.peer_types.data(), image,
+                        w.root_counts.data(), w.root_displs.data(), w.root_types.data(), c.comm),
+          "MPI_Alltoallw");
 }
 
-// One exchange step's blocks in the tile's haloed buffer.
-struct LocalStep {
-  float* send_at = nullptr;
-  float* recv_at = nullptr;
-  Datatype send_type, recv_type;
-  int send_to = MPI_PROC_NULL, recv_from = MPI_PROC_NULL;
-};
-
-LocalStep local_step(Tile& tile, const ExchangeStep& s) {
-  LocalStep l;
-  View in = tile.interior();
-  const Box& b = tile.box();
-  if (s.send_to >= 0) {
-    l.send_to = s.send_to;
-    l.send_at = &in.at(s.send.x0 - b.x0, s.send.y0 - b.y0);
-    l.send_type = block_type(s.send.width, s.send.height, tile.stride());
-  }
-  if (s.recv_from >= 0) {
-    l.recv_from = s.recv_from;
-    l.recv_at = &in.at(s.recv.x0 - b.x0, s.recv.y0 - b.y0);
-    l.recv_type = block_type(s.recv.width, s.recv.height, tile.stride());
-  }
-  return l;
-}
-
-void mirror(Tile& tile, bool x, bool y) {
-  mirror_image_edges(tile.interior(), tile.halo(), tile.box(), tile.partition().width(),
-                     tile.partition().height(), x, y);
-}
-
-void exchange_four_step(const Comm& c, Tile& tile) {
-  auto steps = exchange_steps(tile.partition(), tile.rank(), tile.halo());
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    LocalStep l = local_step(tile, steps[i]);
-    // Blocking and one full path per step, as in Fig. 7: every rank sends towards
-    // the step's direction while receiving from the opposite neighbour.
-    check(MPI_Sendrecv(l.send_at, l.send_to == MPI_PROC_NULL ? 0 : 1,
-                       l.send_to == MPI_PROC_NULL ? MPI_FLOAT : l.send_type.get(), l.send_to, kExchangeTag,
-                       l.recv_at, l.recv_from == MPI_PROC_NULL ? 0 : 1,
-                       l.recv_from == MPI_PROC_NULL ? MPI_FLOAT : l.recv_type.get(), l.recv_from,
-                       kExchangeTag, c.comm, MPI_STATUS_IGNORE),
-          "MPI_Sendrecv");
-    if (i == 1) mirror(tile, true, false);  // x-edges before the rows go up and down
-  }
-  mirror(tile, false, true);
-}
-
-void exchange_nonblocking(const Comm& c, Tile& tile) {
-  auto steps = exchange_steps(tile.partition(), tile.rank(), tile.halo());
-  for (int phase = 0; phase < 2; ++phase) {
-    std::vector<LocalStep> locals;
-    std::vector<MPI_Request> requests;
-    for (int i = 0; i < 2; ++i) locals.push_back(local_step(tile, steps[std::size_t(2 * phase + i)]));
-    for (std::size_t i = 0; i < locals.size(); ++i) {
-      const LocalStep& l = locals[i];
-      if (l.recv_from == MPI_PROC_NULL) continue;
-      requests.emplace_back();
-      check(MPI_Irecv(l.recv_at, 1, l.recv_type.get(), l.recv_from, kExchangeTag + int(i), c.comm,
-                      &requests.back()),
-            "MPI_Irecv");
+// Runs steps [from, to) of this rank's program; returns the index it stopped at.
+std::size_t run_steps(const Comm& c, Prepared& p, Buffers& b, std::size_t from, std::size_t to) {
+  std::size_t i = from;
+  for (; i < to; ++i) {
+    PreparedStep& ps = p.steps[i];
+    const CommStep& s = ps.step;
+    const int tag = p.tag_base + s.tag;
+    switch (s.kind) {
+      case StepKind::send: {
+        float* at = b.base(s.store, p) + ps.offset;
+        if (s.posted) {
+          p.requests.emplace_back();
+          check(MPI_Isend(at, 1, ps.type.get(), s.peer, tag, c.comm, &p.requests.back()), "MPI_Isend");
+        } else {
+          check(MPI_Send(at, 1, ps.type.get(), s.peer, tag, c.comm), "MPI_Send");
+        }
+        break;
+      }
+      case StepKind::recv: {
+        float* at = b.base(s.store, p) + ps.offset;
+        if (s.posted) {
+          p.requests.emplace_back();
+          check(MPI_Irecv(at, 1, ps.type.get(), s.peer, tag, c.comm, &p.requests.back()), "MPI_Irecv");
+        } else {
+          check(MPI_Recv(at, 1, ps.type.get(), s.peer, tag, c.comm, MPI_STATUS_IGNORE), "MPI_Recv");
+        }
+        break;
+      }
+      case StepKind::wait:
+        check(MPI_Waitall(int(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        p.requests.clear();
+        break;
+      case StepKind::copy:
+        copy_step(s, p, b);
+        break;
+      case StepKind::mirror: {
+        Tile& t = *b.haloed;
+        mirror_image_edges(t.interior(), t.halo(), t.box(), t.partition().width(), t.partition().height(),
+                           s.axis == 0, s.axis == 1);
+        break;
+      }
+      case StepKind::collective:
+        collective_step(c, p, b);
+        break;
     }
-    for (std::size_t i = 0; i < locals.size(); ++i) {
-      const LocalStep& l = locals[i];
-      if (l.send_to == MPI_PROC_NULL) continue;
-      requests.emplace_back();
-      check(MPI_Isend(l.send_at, 1, l.send_type.get(), l.send_to, kExchangeTag + int(i), c.comm,
-                      &requests.back()),
-            "MPI_Isend");
-    }
-    check(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    mirror(tile, phase == 0, phase == 1);
   }
+  return i;
+}
+
+void require_team(const Team& team, const Partition& p, const char* what) {
+  if (!team.active() || team.size() != p.procs())
+    throw InfeasiblePlan(std::string(what) + " over " + std::to_string(team.size()) + " ranks with grid " +
+                         to_string(p.grid()));
 }
 
 }  // namespace
 
-Tile scatter(const Comm& c, const Image& image, const Partition& p, Halo halo, ScatterAlgorithm algorithm) {
-  if (c.size != p.procs())
-    throw InfeasiblePlan("scatter over " + std::to_string(c.size) + " ranks with grid " +
-                         to_string(p.grid()));
-  switch (algorithm) {
-    case ScatterAlgorithm::oft:
-      return scatter_oft(c, image, p, halo);
-    case ScatterAlgorithm::sbt:
-      return scatter_sbt(c, image, p, halo);
-    case ScatterAlgorithm::mpi:
-      return scatter_mpi(c, image, p, halo);
-    case ScatterAlgorithm::bcast:
-      return scatter_bcast(c, image, p, halo);
-  }
-  throw InvalidArgument("unknown scatter algorithm");
+Scatter::Scatter(const Team& team, const Partition& partition, Halo halo, ScatterAlgorithm algorithm)
+    : team_(&team) {
+  require_team(team, partition, "scatter");
+  prepared_ = prepare(scatter_plan(algorithm, partition, halo), team.rank(), kScatterTag);
+}
+Scatter::~Scatter() = default;
+Scatter::Scatter(Scatter&&) noexcept = default;
+const CommPlan& Scatter::plan() const { return prepared_->plan; }
+
+Tile Scatter::run(const Image& image) const {
+  const CommPlan& plan = prepared_->plan;
+  Tile tile(plan.partition, team_->rank(), plan.halo);
+  Buffers b;
+  b.image = const_cast<float*>(image.data());  // read only: the root's scatter sends from it
+  b.tile = tile.data();
+  run_steps(team_->comm(), *prepared_, b, 0, prepared_->steps.size());
+  return tile;
 }
 
-void exchange_borders(const Comm& c, Tile& tile, ExchangeAlgorithm algorithm) {
-  switch (algorithm) {
-    case ExchangeAlgorithm::four_step:
-      return exchange_four_step(c, tile);
-    case ExchangeAlgorithm::nonblocking:
-      return exchange_nonblocking(c, tile);
-  }
+BorderExchange::BorderExchange(const Team& team, const Partition& partition, Halo halo,
+                               ExchangeAlgorithm algorithm)
+    : team_(&team) {
+  require_team(team, partition, "exchange");
+  prepared_ = prepare(exchange_plan(algorithm, partition, halo), team.rank(), kExchangeTag);
+}
+BorderExchange::~BorderExchange() = default;
+BorderExchange::BorderExchange(BorderExchange&&) noexcept = default;
+const CommPlan& BorderExchange::plan() const { return prepared_->plan; }
+
+void BorderExchange::begin(Tile& tile) {
+  const CommPlan& plan = prepared_->plan;
+  if (!(tile.partition().grid() == plan.partition.grid()) || tile.partition().width() != plan.partition.width() ||
+      tile.partition().height() != plan.partition.height() || !(tile.halo() == plan.halo) ||
+      tile.rank() != prepared_->rank)
+    throw InvalidArgument("exchange: the tile is not this rank's tile of the exchange's partition and halo");
+  tile_ = &tile;
+  Buffers b;
+  b.tile = tile.data();
+  b.haloed = &tile;
+  const auto& steps = prepared_->steps;
+  std::size_t first_wait = 0;
+  while (first_wait < steps.size() && steps[first_wait].step.kind != StepKind::wait) ++first_wait;
+  next_ = run_steps(team_->comm(), *prepared_, b, 0, first_wait);
 }
 
-void gather_into(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm,
+void BorderExchange::end() {
+  if (!tile_) throw InvalidArgument("exchange: end() without begin()");
+  Buffers b;
+  b.tile = tile_->data();
+  b.haloed = tile_;
+  run_steps(team_->comm(), *prepared_, b, next_, prepared_->steps.size());
+  next_ = 0;
+  tile_ = nullptr;
+}
+
+Gather::Gather(const Team& team, const Partition& partition, GatherAlgorithm algorithm) : team_(&team) {
+  require_team(team, partition, "gather");
+  prepared_ = prepare(gather_plan(algorithm, partition), team.rank(), kGatherTag);
+}
+Gather::~Gather() = default;
+Gather::Gather(Gather&&) noexcept = default;
+const CommPlan& Gather::plan() const { return prepared_->plan; }
+
+void Gather::run(ConstView local, Image& whole) const {
+  const Partition& p = prepared_->plan.partition;
+  const int rank = team_->rank();
+  const Box t = p.tile(rank);
+  if (local.width != t.width || local.height != t.height)
+    throw InvalidArgument("gather: local image is " + std::to_string(local.width) + "x" +
+                          std::to_string(local.height) + ", not the tile's " + std::to_string(t.width) + "x" +
+                          std::to_string(t.height));
+  if (rank == 0 && (whole.width() != p.width() || whole.height() != p.height()))
+    throw InvalidArgument("gather: destination is not image-sized");
+  Buffers b;
+  b.image = rank == 0 ? whole.data() : nullptr;
+  // The plan sends a non-root output as one contiguous tile; a strided view is packed.
+  Image packed;
+  if (rank != 0 && local.stride != local.width) {
+    packed = Image(local.width, local.height);
+    for (int y = 0; y < local.height; ++y) std::copy_n(local.row(y), local.width, packed.view().row(y));
+    local = packed.view();
+  }
+  b.output = local.data;
+  b.output_stride = local.stride;
+  if (rank == 0) {
+    // The plan takes the root's output as in place in the image; put it there if not.
+    View in_image = whole.view().sub(t.x0, t.y0, t.width, t.height);
+    if (local.data != in_image.data || local.stride != in_image.stride)
+      for (int y = 0; y < t.height; ++y) std::copy_n(local.row(y), t.width, in_image.row(y));
+  }
+  run_steps(team_->comm(), *prepared_, b, 0, prepared_->steps.size());
+}
+
+Tile scatter(const Team& team, const Image& image, const Partition& partition, Halo halo,
+             ScatterAlgorithm algorithm) {
+  return Scatter(team, partition, halo, algorithm).run(image);
+}
+
+void exchange_borders(const Team& team, Tile& tile, ExchangeAlgorithm algorithm) {
+  BorderExchange(team, tile.partition(), tile.halo(), algorithm).run(tile);
+}
+
+void gather_into(const Team& team, ConstView local, const Partition& partition, GatherAlgorithm algorithm,
                  Image& whole) {
-  if (c.size != p.procs())
-    throw InfeasiblePlan("gather over " + std::to_string(c.size) + " ranks with grid " + to_string(p.grid()));
-  if (c.rank == 0 && (whole.width() != p.width() || whole.height() != p.height()))
-    throw InvalidArgument("gather_into: destination is not image-sized");
-  switch (algorithm) {
-    case GatherAlgorithm::oft:
-      return gather_oft(c, local, p, whole);
-    case GatherAlgorithm::sbt:
-      return gather_sbt(c, local, p, whole);
-    case GatherAlgorithm::mpi:
-      return gather_mpi(c, local, p, whole);
-  }
+  Gather(team, partition, algorithm).run(local, whole);
 }
 
-Image gather(const Comm& c, ConstView local, const Partition& p, GatherAlgorithm algorithm) {
+Image gather(const Team& team, ConstView local, const Partition& partition, GatherAlgorithm algorithm) {
   Image whole;
-  if (c.rank == 0) whole = Image(p.width(), p.height());
-  gather_into(c, local, p, algorithm, whole);
+  if (team.rank() == 0) whole = Image(partition.width(), partition.height());
+  gather_into(team, local, partition, algorithm, whole);
   return whole;
 }
 

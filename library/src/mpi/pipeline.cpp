@@ -28,34 +28,31 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   });
   const Partition partition(size[0], size[1], plan.grid);
 
-  // Ranks the plan does not use sit this one out (splitting is collective and costs
-  // a round of messages, so only when some ranks idle).
-  MPI_Comm sub = world.comm;
-  if (plan.procs() < world.size) {
-    detail::check(MPI_Comm_split(world.comm, world.rank < plan.procs() ? 0 : MPI_UNDEFINED, world.rank, &sub),
-                  "MPI_Comm_split");
-    if (sub == MPI_COMM_NULL) {
-      // Idle: wait for the working ranks without spinning on a core they could use.
-      detail::gentle_barrier(world, true);
-      return {};
-    }
-    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  // Ranks the plan does not use sit this one out.
+  const Team team = session.team(plan.procs());
+  if (!team.active()) {
+    // Idle: wait for the working ranks without spinning on a core they could use.
+    detail::gentle_barrier(world, true);
+    return {};
   }
-  detail::Comm comm(sub, sub != world.comm);
+  // Built before the clock starts: plans and datatypes are set up once per run.
+  const Scatter scatter(team, partition, halo, plan.scatter);
+  BorderExchange exchange(team, partition, halo, plan.exchange);
+  const Gather gather(team, partition, plan.gather);
 
   double t0 = 0, mark = 0;
   auto phase = [&](double* slot) {
     if (!times) return;
-    detail::check(MPI_Barrier(comm.comm), "MPI_Barrier");
-    const double now = MPI_Wtime();
+    team.barrier();
+    const double now = Team::now();
     if (slot) *slot = now - mark;
     mark = now;
   };
   phase(nullptr);
   t0 = mark;
-  Tile tile = scatter(comm, image, partition, halo, plan.scatter);
+  Tile tile = scatter.run(image);
   phase(times ? &times->scatter : nullptr);
-  exchange_borders(comm, tile, plan.exchange);
+  exchange.run(tile);
   phase(times ? &times->exchange : nullptr);
   // The root computes its tile straight into the whole output images, which it
   // needs anyway to gather into: no extra full-image copy and no copy of its tile.
@@ -64,7 +61,7 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   std::vector<View> views;
   const Box& b = tile.box();
   for (std::size_t i = 0; i < n; ++i) {
-    if (comm.rank == 0) {
+    if (team.rank() == 0) {
       result.emplace_back(partition.width(), partition.height());
       views.push_back(result.back().view().sub(b.x0, b.y0, b.width, b.height));
     } else {
@@ -81,8 +78,8 @@ std::vector<Image> gaussian_derivatives(const Session& session, const Image& ima
   tile = Tile();  // the haloed input is no longer needed: free it before gathering
   Image none;
   for (std::size_t i = 0; i < n; ++i) {
-    gather_into(comm, views[i], partition, plan.gather, comm.rank == 0 ? result[i] : none);
-    if (comm.rank != 0) local[i] = Image();
+    gather.run(views[i], team.rank() == 0 ? result[i] : none);
+    if (team.rank() != 0) local[i] = Image();
   }
   phase(times ? &times->gather : nullptr);
   if (times) times->total = mark - t0;

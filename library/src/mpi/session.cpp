@@ -115,4 +115,38 @@ void Session::agree(const std::function<void()>& step) const {
   }
 }
 
+Team Session::team(int procs) const {
+  if (procs < 1 || procs > comm_->size)
+    throw InfeasiblePlan("a plan of " + std::to_string(procs) + " ranks needs " + std::to_string(procs) +
+                         " ranks but " + std::to_string(comm_->size) + " were started");
+  if (procs == comm_->size) return Team(std::make_unique<detail::Comm>(comm_->comm));
+  // Splitting is collective and costs a round of messages, so only when some ranks idle.
+  MPI_Comm sub = MPI_COMM_NULL;
+  detail::check(MPI_Comm_split(comm_->comm, comm_->rank < procs ? 0 : MPI_UNDEFINED, comm_->rank, &sub),
+                "MPI_Comm_split");
+  if (sub == MPI_COMM_NULL) return Team(nullptr);
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  return Team(std::make_unique<detail::Comm>(sub, true));
+}
+
+Team::Team(std::unique_ptr<detail::Comm> comm) : comm_(std::move(comm)) {}
+Team::Team(Team&&) noexcept = default;
+Team& Team::operator=(Team&&) noexcept = default;
+Team::~Team() = default;
+int Team::rank() const { return comm_ ? comm_->rank : 0; }
+int Team::size() const { return comm_ ? comm_->size : 0; }
+void Team::barrier() const { detail::check(MPI_Barrier(comm_->comm), "MPI_Barrier"); }
+double Team::max(double value) const {
+  double worst = value;
+  detail::check(MPI_Allreduce(&value, &worst, 1, MPI_DOUBLE, MPI_MAX, comm_->comm), "MPI_Allreduce");
+  return worst;
+}
+double Team::now() { return MPI_Wtime(); }
+
+std::array<int, 2> mpi_dims_create(int procs) {
+  int dims[2] = {0, 0};
+  detail::check(MPI_Dims_create(procs, 2, dims), "MPI_Dims_create");
+  return {dims[0], dims[1]};
+}
+
 }  // namespace tessera

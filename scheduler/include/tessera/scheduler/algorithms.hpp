@@ -1,17 +1,18 @@
 #pragma once
-// Costs of the library's communication algorithms and of its compute, written once
-// against CostModel. Three ways to price a phase:
-//  - schedules: the real message schedule the library runs (real tiles of SPEC's uneven
-//    partition, real placement), priced by the simulator — exact under the simulator's
-//    semantics, O(P) per phase;
-//  - fast: O(1) / O(log^2 P) per phase for sweeps over thousands of grids (exact for OFT;
-//    for SBT/bcast exact when tiles are equal and T_recv <= T_full, else priced with the
-//    largest tile; the border exchange on the largest tile, as Fig. 6's worst case);
+// Costs of the library's communication algorithms, priced from the very plans the
+// executor runs (tessera/comm_plan.hpp). Three ways to price a phase:
+//  - simulate: the plan's schedule through the simulator (real tiles of SPEC's uneven
+//    partition, real placement), O(P) per phase;
+//  - fast: closed forms for sweeps over thousands of grids, used only where a test
+//    proves them equal to the plan's simulation: the flat trees always, the binomial
+//    trees on equal tiles at one level, the border exchange on a compressed grid at one
+//    level; everything else is simulated;
 //  - fig6_*: the P-3PC paper's closed forms (Fig. 6, SPEC errata), kept for comparison and
 //    tested against the simulator where they are exact.
 // Pure; sizes in pixels (4-byte floats), times in µs.
 #include <array>
 
+#include "tessera/comm_plan.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/names.hpp"
 #include "tessera/partition.hpp"
@@ -24,27 +25,24 @@ namespace tessera::scheduler {
 /// Bytes of rank r's tile (4-byte floats).
 double tile_bytes(const Partition& partition, int rank);
 
-/// The library's scatter from rank 0 (oft, sbt, bcast; not mpi, which has no schedule of
-/// ours). SBT: binomial tree over ranks 0..P-1, rank r receives from r - lowbit(r) the
-/// tiles of its subtree [r, r + lowbit(r)) and forwards the largest subtree first; the
-/// root sends from the whole image (noncontiguous unless X == 1), others from contiguous
-/// buffers. bcast: the whole image down the same tree. Throws InvalidArgument for mpi.
-/// With `copy`, each rank's copy of its tile into its haloed buffer is local work after
-/// its sends (the root's from the image, the others' from the receive buffer).
+/// The simulator's program for a communication plan of the library (comm_plan.hpp):
+/// each send, receive and wait of the plan as is, each copy and mirror as local work
+/// priced by `copy` (none when empty). `concurrency_procs` > 0 replaces the plan's own
+/// rank count where a step's concurrency is "every rank" (a compressed plan standing
+/// for a larger grid). Throws InvalidArgument for a plan with an MPI collective step.
+Schedule schedule_of(const CommPlan& plan, const CopyCost& copy = {}, int concurrency_procs = 0);
+/// The simulator's program for the library's scatter, gather, exchange (schedule_of of
+/// scatter_plan, gather_plan, exchange_plan). Throws InvalidArgument for mpi.
 Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition, const CopyCost& copy = {});
-/// The library's gather to rank 0 (oft, sbt; the reverse of the scatter: children are
-/// received smallest subtree first; the root receives into the whole image,
-/// noncontiguous unless X == 1). Throws InvalidArgument for mpi.
-/// With `copy`, inner nodes of the SBT other than the root copy their own tile into the
-/// staging buffer first; nothing else is copied (senders send their output, the root
-/// receives in place).
 Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition, const CopyCost& copy = {});
-/// The library's border exchange. 4step: right, left (halo.x columns x tile height,
-/// nn), down, up ((tile width + 2 halo.x) x halo.y rows, cc), blocking.
-/// nonblocking: all x messages posted at once, wait, then all y messages.
-/// With `copy`, tiles on the image's edges mirror them after each axis's messages.
 Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo,
                            const CopyCost& copy = {});
+/// Makespan of `plan`, µs: the simulation of its schedule; for a plan with MPI's own
+/// collective, the faster of the library's flat and binomial trees for the same phase
+/// (as the paper prices MPI without a measurement of its own) plus the slowest rank's
+/// copies before and after the collective.
+double price_plan(const CommPlan& plan, const CostModel& model, const Placement& placement,
+                  const CopyCost& copy = {});
 
 /// How phases are priced.
 enum class Pricing { simulate, fast };

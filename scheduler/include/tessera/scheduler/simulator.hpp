@@ -53,6 +53,8 @@ struct TimelineEntry {
 
 struct SimOptions {
   bool record_timeline = false;
+  /// Ranks in the run as the models see them (LoGPC distance); 0: the schedule's.
+  int procs = 0;
 };
 
 struct SimResult {

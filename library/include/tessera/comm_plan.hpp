@@ -1,0 +1,117 @@
+#pragma once
+// Communication plans: for every scatter, gather and border-exchange algorithm, every
+// rank's ordered steps as plain data. The executor (src/mpi) runs a plan and the
+// scheduler prices the same plan: one description of what runs, two consumers.
+// Pure: no MPI.
+//
+// A step names the global box(es) it moves and the buffer ("store") they live in on
+// its rank; the store fixes the memory layout, so whether a side is contiguous, and
+// its row length, follow from the same geometry the executor builds its datatypes
+// from (store_contiguous()).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/names.hpp"
+#include "tessera/partition.hpp"
+
+namespace tessera {
+
+/// Where a step's pixels live on its rank. Each store maps global image coordinates to
+/// memory with its own origin and row stride.
+enum class Store : std::uint8_t {
+  image,     ///< the root's whole image (input of a scatter, result of a gather); stride W
+  tile,      ///< the rank's haloed tile buffer; stride tile width + 2 halo.x
+  output,    ///< the rank's tile-sized result; stride tile width (a non-root rank's own
+             ///< buffer; the root's output is its tile inside the result image)
+  staging,   ///< the tiles of the rank's SBT subtree back to back in rank order, each
+             ///< contiguous with stride its width
+  received,  ///< a contiguous buffer of the rank's own tile (flat-tree receive, MPI's
+             ///< collectives); stride tile width
+  whole,     ///< a copy of the whole image (broadcast receivers); stride W
+};
+std::string_view to_string(Store store);
+
+enum class StepKind : std::uint8_t {
+  send,        ///< to `peer`; blocking unless `posted`
+  recv,        ///< from `peer`; blocking unless `posted`
+  wait,        ///< completes every step this rank posted since its last wait
+  copy,        ///< local: `box` from store `from` to store `store`
+  mirror,      ///< local: fill `sides` halo regions of `axis` by mirroring the image edge
+               ///< (BORDER_REFLECT_101); `box` is one side's region
+  collective,  ///< MPI's own collective for the phase (ScatterAlgorithm/GatherAlgorithm::mpi)
+};
+std::string_view to_string(StepKind kind);
+
+/// One step of one rank.
+struct CommStep {
+  StepKind kind = StepKind::copy;
+  int peer = -1;  ///< send: destination, recv: source; -1 for local steps
+  /// The message carries the tiles of ranks [first, last) in rank order (scatter,
+  /// gather); first == last: it carries `box` (exchange, copies, mirrors, broadcast).
+  int first = 0, last = 0;
+  Box box;
+  Store store = Store::tile;  ///< send: read; recv, copy, mirror: written
+  Store from = Store::tile;   ///< copy: read
+  bool posted = false;        ///< send/recv posted, completed by the rank's next wait
+  bool inside_mpi = false;    ///< copy done by MPI inside the collective (priced, not run)
+  Layout layout = Layout::cc; ///< send/recv: sender then receiver contiguity
+  int row_floats = 0;         ///< send/recv: row length of the noncontiguous side(s); 0 if none
+  int concurrent = 1;         ///< send: ranks injecting messages at this stage (LoGPC)
+  int tag = 0;                ///< send/recv: message tag offset within the phase
+  int axis = 0;               ///< mirror: 0 = x (columns), 1 = y (rows)
+  int sides = 0;              ///< mirror: image edges of this axis the tile touches (1, 2)
+  bool carries_tiles() const { return last > first; }
+};
+
+enum class CommPhase : std::uint8_t { scatter, exchange, gather };
+std::string_view to_string(CommPhase phase);
+
+/// Every rank's steps for one phase of one algorithm on one partition.
+struct CommPlan {
+  CommPhase phase = CommPhase::scatter;
+  std::string algorithm;  ///< SPEC name ("oft", "sbt", "mpi", "bcast", "4step", ...)
+  Partition partition{1, 1, Grid{1, 1}};
+  Halo halo;
+  std::vector<std::vector<CommStep>> ranks;  ///< index: rank
+  int procs() const { return int(ranks.size()); }
+  /// True if a step is StepKind::collective (priced as the library's own algorithms
+  /// that MPI's implementation would choose between).
+  bool uses_mpi_collective() const;
+};
+
+/// The scatter from rank 0: every rank ends with its tile in Store::tile (interior).
+CommPlan scatter_plan(ScatterAlgorithm algorithm, const Partition& partition, Halo halo);
+/// The gather to rank 0: every rank's Store::output reaches the root's Store::image.
+/// The root's own output is assumed in place in the image (tessera's pipelines compute
+/// into it), so the root copies nothing for itself.
+CommPlan gather_plan(GatherAlgorithm algorithm, const Partition& partition);
+/// The border exchange: neighbour data into each tile's halo, image edges mirrored.
+/// Precondition: infeasibility(partition, halo) is empty.
+CommPlan exchange_plan(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo);
+
+/// The global boxes a step moves: the tiles of [first, last) or `box`.
+std::vector<Box> boxes_of(const CommStep& step, const Partition& partition);
+/// Floats a step moves (sum of its boxes' areas). O(1).
+std::size_t floats_of(const CommStep& step, const Partition& partition);
+
+/// The geometry of store `store` on `rank`: the global pixel at its first float and its
+/// row stride in floats (staging: of the rank's own chunk only).
+struct StoreGeometry {
+  int x0 = 0, y0 = 0;
+  std::ptrdiff_t stride = 0;
+};
+StoreGeometry store_geometry(Store store, const Partition& partition, int rank, Halo halo);
+
+/// True when `boxes` (in this order) lie back to back in memory in `store` of `rank`,
+/// so they travel as one contiguous run. The executor builds a contiguous datatype
+/// exactly when this holds, and the models price the side as contiguous.
+bool store_contiguous(Store store, const std::vector<Box>& boxes, const Partition& partition, int rank,
+                      Halo halo);
+
+/// Why a plan is malformed (a send without a matching receive of the same boxes, a
+/// pixel delivered twice or never, a posted step never waited for), or empty. Used by
+/// the tests and, in debug builds, by the executor.
+std::string plan_defects(const CommPlan& plan);
+
+}  // namespace tessera

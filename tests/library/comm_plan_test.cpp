@@ -1,0 +1,217 @@
+// Communication plans, checked without MPI for many P and grids: every send matched by
+// a receive of the same boxes, every pixel delivered once, tree shapes for non-powers
+// of two, and the layouts the models price.
+#include "tessera/comm_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tessera/tree.hpp"
+
+namespace tessera {
+namespace {
+
+const int kProcs[] = {1, 2, 3, 4, 6, 7, 12, 16};
+const std::pair<int, int> kSizes[] = {{97, 61}, {64, 64}, {451, 300}, {17, 16}, {1024, 3}, {40, 1}};
+const Halo kHalos[] = {{0, 0}, {1, 1}, {4, 4}, {3, 2}};
+
+std::vector<CommPlan> every_plan(const Partition& part, Halo halo) {
+  std::vector<CommPlan> plans;
+  for (auto a : kScatterAlgorithms) plans.push_back(scatter_plan(a, part, halo));
+  for (auto a : kGatherAlgorithms) plans.push_back(gather_plan(a, part));
+  if (infeasibility(part, halo).empty())
+    for (auto a : kExchangeAlgorithms) plans.push_back(exchange_plan(a, part, halo));
+  return plans;
+}
+
+TEST(CommPlan, EverySendMatchedAndEveryPixelDeliveredOnce) {
+  int checked = 0;
+  for (auto [w, h] : kSizes)
+    for (int p : kProcs)
+      for (const Grid& g : grids_for(p)) {
+        if (g.x > w || g.y > h) continue;  // a rank would own no pixel
+        const Partition part(w, h, g);
+        for (Halo halo : kHalos)
+          for (const CommPlan& plan : every_plan(part, halo)) {
+            ASSERT_EQ(plan.procs(), p);
+            EXPECT_EQ(plan_defects(plan), "") << w << "x" << h << " " << to_string(g);
+            ++checked;
+          }
+      }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(CommPlan, DefectsAreFound) {
+  // The checker itself can fail: break a correct plan in each way it guards against.
+  const Partition part(97, 61, Grid{3, 2});
+  auto find = [](CommPlan& plan, StepKind kind) -> std::pair<int, std::size_t> {
+    for (int r = 0; r < plan.procs(); ++r)
+      for (std::size_t i = 0; i < plan.ranks[std::size_t(r)].size(); ++i)
+        if (plan.ranks[std::size_t(r)][i].kind == kind) return {r, i};
+    return {-1, 0};
+  };
+  {
+    CommPlan plan = scatter_plan(ScatterAlgorithm::sbt, part, Halo{});
+    auto [r, i] = find(plan, StepKind::recv);
+    plan.ranks[std::size_t(r)].erase(plan.ranks[std::size_t(r)].begin() + std::ptrdiff_t(i));
+    EXPECT_NE(plan_defects(plan), "");
+  }
+  {
+    CommPlan plan = gather_plan(GatherAlgorithm::oft, part);
+    auto [r, i] = find(plan, StepKind::recv);
+    plan.ranks[std::size_t(r)][i].last += 1;  // receives one tile too many
+    EXPECT_NE(plan_defects(plan), "");
+  }
+  {
+    CommPlan plan = exchange_plan(ExchangeAlgorithm::nonblocking, part, Halo{2, 2});
+    auto [r, i] = find(plan, StepKind::wait);
+    plan.ranks[std::size_t(r)].erase(plan.ranks[std::size_t(r)].begin() + std::ptrdiff_t(i));
+    EXPECT_NE(plan_defects(plan), "");
+  }
+  {
+    // Receiving the same halo twice (and sending it twice) still matches pairwise, but
+    // delivers pixels twice.
+    CommPlan plan = exchange_plan(ExchangeAlgorithm::four_step, part, Halo{2, 2});
+    for (auto& steps : plan.ranks) {
+      std::vector<CommStep> doubled;
+      for (const auto& s : steps) {
+        doubled.push_back(s);
+        if (s.kind == StepKind::send || s.kind == StepKind::recv) doubled.push_back(s);
+      }
+      steps = doubled;
+    }
+    EXPECT_NE(plan_defects(plan).find("2 times"), std::string::npos) << plan_defects(plan);
+  }
+}
+
+// (peer, first, last) of a rank's sends, in order.
+std::vector<std::tuple<int, int, int>> sends_of(const CommPlan& plan, int rank) {
+  std::vector<std::tuple<int, int, int>> out;
+  for (const auto& s : plan.ranks[std::size_t(rank)])
+    if (s.kind == StepKind::send) out.emplace_back(s.peer, s.first, s.last);
+  return out;
+}
+
+TEST(CommPlan, BinomialTreesForNonPowersOfTwo) {
+  const Partition part(70, 70, Grid{1, 7});
+  const CommPlan scatter = scatter_plan(ScatterAlgorithm::sbt, part, Halo{});
+  using T = std::vector<std::tuple<int, int, int>>;
+  // The root's first message carries about half the image, largest subtree first.
+  EXPECT_EQ(sends_of(scatter, 0), (T{{4, 4, 7}, {2, 2, 4}, {1, 1, 2}}));
+  EXPECT_EQ(sends_of(scatter, 4), (T{{6, 6, 7}, {5, 5, 6}}));
+  EXPECT_EQ(sends_of(scatter, 2), (T{{3, 3, 4}}));
+  EXPECT_EQ(sends_of(scatter, 6), T{});
+  // The gather mirrors it: smallest subtree received first, subtrees sent to parents.
+  const CommPlan gather = gather_plan(GatherAlgorithm::sbt, Partition(120, 120, Grid{1, 12}));
+  EXPECT_EQ(sends_of(gather, 8), (T{{0, 8, 12}}));
+  EXPECT_EQ(sends_of(gather, 10), (T{{8, 10, 12}}));
+  EXPECT_EQ(sends_of(gather, 11), (T{{10, 11, 12}}));
+  std::vector<int> from_root;
+  for (const auto& s : gather.ranks[0])
+    if (s.kind == StepKind::recv) from_root.push_back(s.peer);
+  EXPECT_EQ(from_root, (std::vector<int>{1, 2, 4, 8}));
+  // LoGPC concurrency of a subtree's message: the ranks sending at its level, P / 2k.
+  for (const auto& s : gather.ranks[2])
+    if (s.kind == StepKind::send) EXPECT_EQ(s.concurrent, 12 / (2 * 2));
+  for (const auto& s : gather.ranks[8])
+    if (s.kind == StepKind::send) EXPECT_EQ(s.concurrent, 1);
+}
+
+TEST(CommPlan, LayoutsFollowTheStores) {
+  // Row strips: whole rows back to back, contiguous at both ends.
+  const CommPlan rows = scatter_plan(ScatterAlgorithm::oft, Partition(64, 48, Grid{1, 4}), Halo{});
+  for (const auto& s : rows.ranks[0])
+    if (s.kind == StepKind::send) EXPECT_EQ(s.layout, Layout::cc);
+  // Column strips: the root's side is noncontiguous, rows one tile wide.
+  const Partition cols(64, 48, Grid{4, 1});
+  const CommPlan tree = scatter_plan(ScatterAlgorithm::sbt, cols, Halo{});
+  for (const auto& s : tree.ranks[0])
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.layout, Layout::nc);
+      EXPECT_EQ(s.row_floats, 16);
+    }
+  const CommPlan flat = gather_plan(GatherAlgorithm::oft, cols);
+  for (const auto& s : flat.ranks[1])
+    if (s.kind == StepKind::send) EXPECT_EQ(s.layout, Layout::cn);
+  // Tiles one row tall are contiguous in the image even side by side.
+  const CommPlan thin = scatter_plan(ScatterAlgorithm::oft, Partition(40, 1, Grid{4, 1}), Halo{});
+  for (const auto& s : thin.ranks[0])
+    if (s.kind == StepKind::send) EXPECT_EQ(s.layout, Layout::cc);
+  // The exchange: columns noncontiguous at both ends (halo.x floats a row), rows contiguous.
+  const Halo halo{3, 2};
+  const CommPlan four = exchange_plan(ExchangeAlgorithm::four_step, Partition(64, 48, Grid{2, 2}), halo);
+  for (const auto& s : four.ranks[0])
+    if (s.kind == StepKind::send) {
+      const bool x = s.box.height > halo.y;
+      EXPECT_EQ(s.layout, x ? Layout::nn : Layout::cc);
+      EXPECT_EQ(s.row_floats, x ? 3 : 0);
+    }
+}
+
+TEST(CommPlan, FourStepIsOneSendrecvPerStepAndNonblockingOneWaitPerAxis) {
+  const Partition part(90, 90, Grid{3, 3});
+  const Halo halo{2, 2};
+  auto count = [](const std::vector<CommStep>& steps, StepKind k) {
+    return std::count_if(steps.begin(), steps.end(), [&](const CommStep& s) { return s.kind == k; });
+  };
+  const int middle = 4;
+  const auto four = exchange_plan(ExchangeAlgorithm::four_step, part, halo).ranks[middle];
+  EXPECT_EQ(count(four, StepKind::wait), 4);
+  EXPECT_EQ(count(four, StepKind::send), 4);
+  EXPECT_EQ(count(four, StepKind::recv), 4);
+  // Each step posts its receive and its send together, then waits: Fig. 7's full path.
+  for (std::size_t i = 0; i + 2 < four.size(); i += 3) {
+    EXPECT_EQ(four[i].kind, StepKind::recv);
+    EXPECT_EQ(four[i + 1].kind, StepKind::send);
+    EXPECT_EQ(four[i + 2].kind, StepKind::wait);
+    EXPECT_TRUE(four[i].posted && four[i + 1].posted);
+  }
+  const auto nb = exchange_plan(ExchangeAlgorithm::nonblocking, part, halo).ranks[middle];
+  EXPECT_EQ(count(nb, StepKind::wait), 2);
+  // A corner tile mirrors both axes once each; the middle one never.
+  EXPECT_EQ(count(four, StepKind::mirror), 0);
+  const auto corner = exchange_plan(ExchangeAlgorithm::four_step, part, halo).ranks[0];
+  EXPECT_EQ(count(corner, StepKind::mirror), 2);
+  // One tile across an axis mirrors both of its sides.
+  const CommPlan strips = exchange_plan(ExchangeAlgorithm::nonblocking, Partition(90, 90, Grid{1, 3}), halo);
+  for (const auto& s : strips.ranks[1])
+    if (s.kind == StepKind::mirror) EXPECT_EQ(s.sides, s.axis == 0 ? 2 : 0);
+}
+
+TEST(Partition, AreaBeforeAndTileShapes) {
+  for (auto [w, h] : kSizes)
+    for (int p : kProcs)
+      for (const Grid& g : grids_for(p)) {
+        if (g.x > w || g.y > h) continue;
+        const Partition part(w, h, g);
+        std::size_t area = 0;
+        for (int r = 0; r < p; ++r) {
+          EXPECT_EQ(part.area_before(r), area);
+          area += part.tile(r).area();
+        }
+        EXPECT_EQ(part.area_before(p), area);
+        int ranks = 0;
+        std::size_t covered = 0;
+        for (const auto& shape : part.tile_shapes()) {
+          ranks += shape.count;
+          covered += std::size_t(shape.count) * std::size_t(shape.width) * std::size_t(shape.height);
+        }
+        EXPECT_EQ(ranks, p);
+        EXPECT_EQ(covered, std::size_t(w) * std::size_t(h));
+      }
+}
+
+TEST(CommPlan, StoreContiguity) {
+  const Partition part(64, 48, Grid{2, 2});
+  EXPECT_TRUE(store_contiguous(Store::image, {Box{0, 0, 64, 2}, Box{0, 2, 64, 5}}, part, 0, Halo{}));
+  EXPECT_FALSE(store_contiguous(Store::image, {Box{0, 0, 32, 2}}, part, 0, Halo{}));
+  EXPECT_FALSE(store_contiguous(Store::image, {Box{0, 0, 64, 2}, Box{0, 3, 64, 5}}, part, 0, Halo{}));
+  EXPECT_TRUE(store_contiguous(Store::staging, {part.tile(1), part.tile(2)}, part, 1, Halo{}));
+  // In the haloed buffer, rows across the tile and both x-halos are one run.
+  EXPECT_TRUE(store_contiguous(Store::tile, {Box{-2, 0, 36, 3}}, part, 0, Halo{2, 3}));
+  EXPECT_FALSE(store_contiguous(Store::tile, {Box{0, 0, 2, 24}}, part, 0, Halo{2, 3}));
+}
+
+}  // namespace
+}  // namespace tessera
