@@ -14,31 +14,32 @@ std::string_view to_string(Pricing pricing) { return pricing == Pricing::simulat
 
 namespace detail {
 
-// Tile geometry of SPEC's even split without materialising P boxes.
+// SPEC's even split in the closed forms' terms: the partition's tiles come in at most
+// two widths (base_width + 1 for the first `wide_columns` grid columns) and two heights
+// (base_height + 1 for the first `tall_rows` grid rows). All from tessera::Partition.
 struct Geometry {
-  int W, H, X, Y, wq, wr, hq, hr, P;
+  const Partition& partition;
+  int W, H, X, Y, P;
+  int base_width, wide_columns, base_height, tall_rows;
   explicit Geometry(const Partition& p)
-      : W(p.width()),
+      : partition(p),
+        W(p.width()),
         H(p.height()),
         X(p.grid().x),
         Y(p.grid().y),
-        wq(W / X),
-        wr(W % X),
-        hq(H / Y),
-        hr(H % Y),
-        P(X * Y) {}
-  int width(int col) const { return wq + (col < wr); }
-  int height(int row) const { return hq + (row < hr); }
-  // Pixels of ranks [0, r).
-  double area_before(int r) const {
-    const int full = r / X, pc = r % X;
-    double a = (double(full) * hq + std::min(full, hr)) * W;
-    if (pc > 0 && full < Y) a += double(height(full)) * (double(pc) * wq + std::min(pc, wr));
-    return a;
+        P(p.procs()),
+        base_width(part_size(W, X, X - 1)),
+        wide_columns(W % X),
+        base_height(part_size(H, Y, Y - 1)),
+        tall_rows(H % Y) {}
+  int width(int col) const { return part_size(W, X, col); }
+  int height(int row) const { return part_size(H, Y, row); }
+  // Bytes of the tiles of ranks [a, b).
+  double bytes(int a, int b) const {
+    return 4.0 * (double(partition.area_before(b)) - double(partition.area_before(a)));
   }
-  double bytes(int a, int b) const { return 4.0 * (area_before(b) - area_before(a)); }
-  int max_width() const { return wq + (wr > 0); }
-  int max_height() const { return hq + (hr > 0); }
+  int max_width() const { return width(0); }
+  int max_height() const { return height(0); }
 };
 
 // The ranks whose tile is one of the (at most) four shapes form a rectangle of the grid.
@@ -47,7 +48,7 @@ struct Rect {
   bool empty() const { return r0 >= r1 || c0 >= c1; }
 };
 Rect class_rect(const Geometry& g, int cw, int ch) {
-  return {ch ? 0 : g.hr, ch ? g.hr : g.Y, cw ? 0 : g.wr, cw ? g.wr : g.X};
+  return {ch ? 0 : g.tall_rows, ch ? g.tall_rows : g.Y, cw ? 0 : g.wide_columns, cw ? g.wide_columns : g.X};
 }
 long long count_before(const Geometry& g, const Rect& c, int n) {
   if (c.empty()) return 0;
@@ -120,7 +121,7 @@ std::vector<TileClass> tile_classes(const CostModel& m, const Geometry& g, const
       for (int ch = 0; ch < 2; ++ch) {
         const Rect rc = class_rect(g, cw, ch);
         if (rc.empty()) continue;
-        const int w = g.wq + cw, h = g.hq + ch;
+        const int w = g.base_width + cw, h = g.base_height + ch;
         // A tile one row tall is one contiguous run in the image too (store_contiguous).
         const Layout cl = h == 1 ? Layout::cc : lay;
         const double b = 4.0 * double(w) * double(h), row = cl == Layout::cc ? 0.0 : 4.0 * w;
@@ -215,9 +216,11 @@ struct TreeFast {
   }
   static int log2_of(int k) { return int(std::bit_width(unsigned(k - 1))); }  // ceil(log2 k)
   double bytes(int ranks) const { return fixed > 0 ? fixed : per_rank * ranks; }
-  // path 0 send, 1 recv, 2 full, 3 full as gathered (LoGPC concurrency P / 2k).
-  double cost(bool root, int path, int k) {
-    if (path == 3 && !m.uses_concurrency()) path = 2;
+  // The P-3PC path of a subtree's message; full_gathered is the full path with the
+  // LoGPC concurrency of a gather level (P / 2k senders at once).
+  enum Leg { send = 0, recv = 1, full = 2, full_gathered = 3 };
+  double cost(bool root, Leg leg, int k) {
+    int path = leg == full_gathered && !m.uses_concurrency() ? full : leg;
     const bool pow2 = (k & (k - 1)) == 0;
     double* slot = pow2 ? &cache[std::size_t((int(root) * 4 + path) * kLevels + log2_of(k))] : nullptr;
     if (slot && *slot >= 0) return *slot;
@@ -226,13 +229,13 @@ struct TreeFast {
     const double b = bytes(k);
     double v = 0;
     switch (path) {
-      case 0:
+      case send:
         v = m.send(lay, b, level, row);
         break;
-      case 1:
+      case recv:
         v = m.recv(lay, b, level, row);
         break;
-      case 2:
+      case full:
         v = m.full(lay, b, level, row);
         break;
       default:
@@ -251,7 +254,7 @@ struct TreeFast {
     if (memo[std::size_t(lg)] >= 0) return memo[std::size_t(lg)];
     const double below =
         lg == 0 ? 0.0
-                : scatter_complete(size / 2) + std::max(cost(false, 2, size / 2), cost(false, 0, size / 2));
+                : scatter_complete(size / 2) + std::max(cost(false, full, size / 2), cost(false, send, size / 2));
     return memo[std::size_t(lg)] = below;
   }
   double scatter_node(int c, int lb) {
@@ -264,9 +267,9 @@ struct TreeFast {
       const double below = size == k ? scatter_complete(k) : scatter_node(child, k);
       // A receive posted at time 0 costs at least T_recv; only the root's children can
       // be that early (deeper ones start after a full path), so only they need it.
-      const double arrive = root ? std::max(cost(root, 1, size), cost(root, 2, size)) : cost(root, 2, size);
+      const double arrive = root ? std::max(cost(root, recv, size), cost(root, full, size)) : cost(root, full, size);
       worst = std::max(worst, s + arrive + below);
-      s += cost(root, 0, size);
+      s += cost(root, send, size);
     }
     return std::max(worst, s);
   }
@@ -282,7 +285,7 @@ struct TreeFast {
     if (lg > 0) {
       clock = own_copy;
       for (int k = 1; k < size; k *= 2)
-        clock = std::max(clock + cost(false, 1, k), gather_complete(k) + cost(false, 3, k));
+        clock = std::max(clock + cost(false, recv, k), gather_complete(k) + cost(false, full_gathered, k));
     }
     return memo[std::size_t(lg)] = clock;
   }
@@ -298,10 +301,10 @@ struct TreeFast {
       // The concurrency of an incomplete subtree's message is that of its level (P / 2k).
       const Layout lay = root ? root_layout : Layout::cc;
       const double full = size == k
-                              ? cost(root, 3, k)
+                              ? cost(root, full_gathered, k)
                               : m.time_us({Path::full, lay, bytes(size), level, std::max(1, P / (2 * k)), P,
                                            root && lay != Layout::cc ? root_row : 0.0});
-      clock = std::max(clock + cost(root, 1, size), ready + full);
+      clock = std::max(clock + cost(root, recv, size), ready + full);
     }
     return clock;
   }
@@ -457,7 +460,7 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   const bool fast = pricing == Pricing::fast;
   const bool uniform = detail::uniform_level(placement, g.P, &level);
   // Equal tiles, and (X > 1) more than one row tall: the trees' layouts then follow X.
-  const bool equal_tiles = g.wr == 0 && g.hr == 0 && (g.X == 1 || g.hq > 1);
+  const bool equal_tiles = g.wide_columns == 0 && g.tall_rows == 0 && (g.X == 1 || g.base_height > 1);
   // Closed forms only where they equal the simulation of the plan (tests/scheduler:
   // FastFormsEqualThePlansSimulation): the flat trees always, the binomial trees on
   // equal tiles at one level, the exchange on its compressed grid at one level.

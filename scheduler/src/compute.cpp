@@ -22,19 +22,6 @@ std::size_t segment(const Seq& seq, double v, Key key) {
 // area / width rounded down, and imported tables need not match exactly).
 const double kSameAreaLog = std::log(1.5);
 
-// The distinct tile classes of SPEC's even split: widths W/X and W/X + 1, heights alike.
-template <class F>
-void for_each_tile_class(const Partition& partition, F&& f) {
-  const int X = partition.grid().x, Y = partition.grid().y;
-  const int wq = partition.width() / X, hq = partition.height() / Y;
-  const bool wr = partition.width() % X > 0, hr = partition.height() % Y > 0;
-  for (int cw = 0; cw <= int(wr); ++cw)
-    for (int ch = 0; ch <= int(hr); ++ch) {
-      const int w = wq + cw, h = hq + ch;
-      if (w >= 1 && h >= 1) f(w, h);
-    }
-}
-
 }  // namespace
 
 int pipeline_taps(const PipelineDescription& pipeline) {
@@ -175,13 +162,15 @@ double compute_us(const ComputeTable& table, const Partition& partition, const P
   double worst = 0;
   if (table.has_pipeline()) {
     const int taps = pipeline_taps(pipeline);
-    for_each_tile_class(partition, [&](int w, int h) {
+    for (const auto& shape : partition.tile_shapes()) {
+      const int w = shape.width, h = shape.height;
       worst =
           std::max(worst, table.pipeline_ns_per_pixel(taps, threads, w, h) * double(w) * double(h) / 1000.0);
-    });
+    }
     return worst * pipeline.exchanges;
   }
-  for_each_tile_class(partition, [&](int w, int h) {
+  for (const auto& shape : partition.tile_shapes()) {
+    const int w = shape.width, h = shape.height;
     const double log_area = std::log(double(w) * double(h));
     double t = 0;
     for (const auto& pass : pipeline.passes)
@@ -189,7 +178,7 @@ double compute_us(const ComputeTable& table, const Partition& partition, const P
            table.ns_per_pixel_at(pass.axis == Axis::x ? 0 : 1, pass.taps, log_area, pass.order % 2 == 1) /
            1000.0;
     worst = std::max(worst, t);
-  });
+  }
   // Single passes were timed on one thread; the library splits rows over its threads.
   return worst * pipeline.exchanges / threads;
 }
