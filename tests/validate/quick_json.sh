@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; [ -f "$work/stderr" ] && { echo "--- stderr:"; tail -30 "$work/stderr"; }; exit 1; }
 
-timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-seconds 8 \
+timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-seconds 40 \
   --perfdb "$work/perfdb.sqlite" >"$work/bench.out" 2>"$work/bench.err" || {
   cat "$work/bench.err"; fail "tessera-bench --quick failed"; }
 
