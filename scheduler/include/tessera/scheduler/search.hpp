@@ -16,14 +16,14 @@ namespace tessera::scheduler {
 
 /// Predicted time of one run, µs, per phase (each phase already multiplied by how often
 /// the pipeline runs it: scatters, exchanges, gathers).
-struct PhaseTimes {
+struct PhaseMicros {
   double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;
 };
 
 /// One priced plan.
 struct Candidate {
   Plan plan;
-  PhaseTimes predicted;
+  PhaseMicros predicted;
 };
 
 /// A grid the search excluded, and why (from tessera::infeasibility).
