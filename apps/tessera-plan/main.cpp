@@ -1,13 +1,14 @@
 // tessera-plan: predicts the best decomposition and communication algorithms for the
 // Gaussian-derivative pipeline on this machine or any machine in the perfdb.
-#include <boost/program_options.hpp>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <optional>
 #include <thread>
 
+#include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/planning/planning.hpp"
 #include "tessera/scheduler/algorithms.hpp"
@@ -16,162 +17,251 @@
 namespace po = boost::program_options;
 using namespace tessera;
 
-int main(int argc, char** argv) {
-  po::options_description opts("tessera-plan options");
-  int width = 0, height = 0, top = 20;
-  double sigma = 1.0;
-  std::string model = "p3pc";
-  opts.add_options()("help,h", "show this help")("version", "show the version")(
-      "width", po::value<int>(&width), "image width in pixels")("height", po::value<int>(&height),
-                                                                "image height in pixels")(
+namespace {
+
+struct Options {
+  int width = 0, height = 0;
+  std::size_t top = 20;
+  bool json = false, compare_models = false, timeline = false, best_per_grid = false;
+  std::optional<std::string> input, p3pc_csv;
+  bool max_procs_given = false;
+  planning::PlanRequest request;
+};
+
+po::options_description describe_options(Options& o, cli::DatabaseOptions& db, int& top) {
+  po::options_description d("tessera-plan options");
+  cli::add_help_version(d);
+  d.add_options()("width", po::value<int>(&o.width), "image width in pixels")(
+      "height", po::value<int>(&o.height), "image height in pixels")(
       "input", po::value<std::string>(), "read the image size from this image file instead")(
-      "sigma", po::value<double>(&sigma)->default_value(1.0), "Gaussian scale")(
-      "radius", po::value<int>(), "override the kernel radius of every order")("procs", po::value<int>(),
-                                                                               "plan for exactly P ranks")(
+      "sigma", po::value<double>(&o.request.options.sigma)->default_value(1.0), "Gaussian scale")(
+      "radius", po::value<int>(), "override the kernel radius of every order")(
+      "procs", po::value<int>(), "plan for exactly P ranks")(
       "max-procs", po::value<int>(),
-      "plan for every P from 1 to this (default: this machine's hardware threads)")(
-      "model", po::value<std::string>(&model)->default_value("p3pc"),
-      "cost model: p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc")(
-      "compare-models", "also show the plan every model would choose (stderr-free table)")(
+      "plan for every P from 1 to this (default: this machine's hardware threads; at most the "
+      "image's pixel count)");
+  cli::add_model_option(d, o.request.model);
+  d.add_options()("compare-models", "also show the plan every model would choose (stderr-free table)")(
       "json", "print only SPEC's plan JSON on stdout")(
       "top", po::value<int>(&top)->default_value(20),
-      "candidates listed in the table (0 = all; with --json, 0 or unset = all)")(
+      "candidates kept by the search and listed in the table and the JSON (0 = all: at large\n"
+      "--max-procs that is millions of candidates and gigabytes)")(
       "best-per-grid", "rank only the best algorithms of each grid (much smaller output for large P)")(
-      "timeline", "print the simulator's timeline of the chosen plan's communication (P <= 64)")(
-      "perfdb", po::value<std::string>(),
-      "performance database (default: $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")(
-      "machine", po::value<std::string>(), "machine in the perfdb to plan for (default: this host)")(
-      "p3pc-csv", po::value<std::string>(),
-      "plan for a machine described by a SPEC P-3PC CSV file, without the perfdb");
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, opts), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "tessera-plan: " << e.what() << " (see --help)\n";
-    return 2;
+      "timeline", "print the simulator's timeline of the chosen plan's communication (P <= 64)");
+  cli::add_database_options(d, db);
+  d.add_options()("p3pc-csv", po::value<std::string>(),
+                  "plan for a machine described by a SPEC P-3PC CSV file, without the perfdb");
+  return d;
+}
+
+// The request from the command line, checked. Throws InvalidArgument / IoError.
+void finish_request(Options& o, const po::variables_map& vm, const cli::DatabaseOptions& db, int top) {
+  if (vm.count("input")) {
+    const auto file = vm["input"].as<std::string>();
+    const cv::Mat img = cv::imread(file, cv::IMREAD_UNCHANGED);
+    if (img.empty()) throw IoError("cannot read image '" + file + "'");
+    o.width = img.cols;
+    o.height = img.rows;
+  } else if (!vm.count("width") || !vm.count("height")) {
+    throw InvalidArgument("give --width and --height, or --input FILE");
   }
-  if (vm.count("help")) {
+  if (vm.count("procs") && vm.count("max-procs")) throw InvalidArgument("give --procs or --max-procs, not both");
+  if (top < 0) throw InvalidArgument("--top must be >= 0");
+  o.top = std::size_t(top);
+  o.json = vm.count("json") > 0;
+  o.compare_models = vm.count("compare-models") > 0;
+  o.timeline = vm.count("timeline") > 0;
+  if (vm.count("p3pc-csv")) o.p3pc_csv = vm["p3pc-csv"].as<std::string>();
+
+  auto& req = o.request;
+  req.width = o.width;
+  req.height = o.height;
+  if (vm.count("radius")) req.options.radius = vm["radius"].as<int>();
+  if (vm.count("procs")) req.procs = vm["procs"].as<int>();
+  o.max_procs_given = vm.count("max-procs") > 0;
+  req.max_procs = o.max_procs_given ? vm["max-procs"].as<int>() : int(std::max(1u, std::thread::hardware_concurrency()));
+  req.perfdb = db.perfdb;
+  req.machine = db.machine;
+  req.keep_all = !vm.count("best-per-grid");
+  scheduler::parse_model(req.model);  // fail on a bad name before touching the database
+
+  // Every rank needs a pixel: more ranks than pixels is refused (--procs) or clamped.
+  const long long pixels = (long long)o.width * o.height;
+  if (o.width < 1 || o.height < 1) return;  // plan_keeping says why
+  if (req.procs && *req.procs > pixels)
+    throw InvalidArgument("--procs " + std::to_string(*req.procs) + " exceeds the image's " + std::to_string(pixels) +
+                          " pixels");
+  if (!req.procs && req.max_procs > pixels) {
+    std::cerr << "tessera-plan: note: --max-procs " << req.max_procs << " clamped to " << pixels
+              << ", the image's pixel count\n";
+    req.max_procs = int(pixels);
+  }
+}
+
+// What Boost parsed; `done` after --help / --version (printed).
+struct Parsed {
+  Options options;
+  cli::DatabaseOptions db;
+  int top = 20;
+  po::variables_map vm;
+  bool done = false;
+};
+
+// Throws InvalidArgument "... (see --help)" for what Boost rejects.
+void parse_command_line(int argc, char** argv, Parsed& p) {
+  const auto desc = describe_options(p.options, p.db, p.top);
+  p.vm = cli::parse(argc, argv, desc);
+  p.done = p.vm.count("help") || p.vm.count("version");
+  if (p.vm.count("help")) {
     std::cout << "Usage: tessera-plan (--width W --height H | --input FILE) [--sigma S] [--procs P | "
                  "--max-procs P]\n"
-                 "                    [--model M] [--json] [--perfdb PATH] [--machine NAME]\n\n"
-              << opts;
+                 "                    [--model M] [--json] [--top N] [--perfdb PATH] [--machine NAME]\n\n"
+              << desc;
+  } else if (p.vm.count("version")) {
+    std::cout << cli::version_line("tessera-plan") << "\n";
+  }
+}
+
+planning::LoadedMachine load(const Options& o) {
+  if (!o.p3pc_csv) return planning::load_machine(o.request.perfdb, o.request.machine);
+  const auto& file = *o.p3pc_csv;
+  std::ifstream in(file);
+  if (!in) throw IoError("cannot open P-3PC CSV '" + file + "'");
+  planning::LoadedMachine machine;
+  machine.params.name = file;
+  machine.params.p3pc[int(scheduler::Level::inter)] = scheduler::parse_p3pc_csv(in);
+  machine.params.placement.ranks_per_node = 1;
+  machine.origin = "P-3PC CSV " + file + " (one rank per node)";
+  machine.notes.push_back("no compute measurements: compute is unpriced (0); the plan weighs communication only");
+  return machine;
+}
+
+// planning::plan_for with the search keeping only the best `keep` candidates (0 = all),
+// so that memory stays bounded at any --max-procs.
+// TODO(planning owner): a PlanRequest::keep passed on as SearchRequest::keep would make
+// this plan_for itself.
+planning::PlanResult plan_keeping(const planning::PlanRequest& request, const planning::LoadedMachine& machine,
+                                  std::size_t keep) {
+  validate(request.options);
+  if (request.width < 1 || request.height < 1)
+    throw InvalidArgument("image size " + std::to_string(request.width) + "x" + std::to_string(request.height) +
+                          " must be at least 1x1");
+  scheduler::SearchRequest sr;
+  sr.pipeline = describe_pipeline(request.width, request.height, request.options);
+  if (request.procs) {
+    if (*request.procs < 1) throw InvalidArgument("--procs must be at least 1");
+    sr.min_procs = sr.max_procs = *request.procs;
+  } else {
+    if (request.max_procs < 1) throw InvalidArgument("--max-procs must be at least 1");
+    sr.max_procs = request.max_procs;
+  }
+  sr.model = scheduler::parse_model(request.model);
+  sr.keep_all = request.keep_all;
+  sr.keep = keep;
+  planning::PlanResult r;
+  r.search = scheduler::search(sr, machine.params);
+  r.plan = r.search.chosen().plan;
+  r.machine = machine.params.name;
+  r.source = machine;
+  r.notes = machine.notes;
+  if (r.search.pricing == scheduler::Pricing::fast)
+    r.notes.push_back("many grids: phases priced with the fast forms (SBT and exchange on the largest tile)");
+  return r;
+}
+
+void print_json(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
+  auto doc = scheduler::to_json(result.search, o.top);
+  doc["machine"] = result.machine;
+  doc["source"] = machine.origin;
+  doc["compute"] = machine.compute_source;
+  doc["image"] = {{"width", o.width}, {"height", o.height}, {"sigma", o.request.options.sigma}};
+  std::cout << doc.dump(2) << "\n";
+}
+
+void print_table(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
+  const auto& pl = describe_pipeline(o.width, o.height, o.request.options);
+  std::printf("machine:  %s\nsource:   %s\ncompute:  %s\n", result.machine.c_str(), machine.origin.c_str(),
+              machine.compute_source.c_str());
+  std::printf("image:    %dx%d, sigma %g, halo %dx%d, %zu filter passes, %d scatter, %d exchange, %d gathers\n",
+              o.width, o.height, o.request.options.sigma, pl.halo.x, pl.halo.y, pl.passes.size(), pl.scatters,
+              pl.exchanges, pl.gathers);
+  std::printf("model:    %s (pricing: %s)\n", std::string(scheduler::to_string(result.search.model)).c_str(),
+              std::string(scheduler::to_string(result.search.pricing)).c_str());
+  std::printf("chosen:   %s\n\n", planning::summary(result).c_str());
+  std::cout << scheduler::format_table(result.search, o.top);
+}
+
+void print_model_comparison(const Options& o, const planning::LoadedMachine& machine) {
+  std::printf("\nplan chosen by each model (and that model's own prediction):\n");
+  for (auto k : scheduler::kModelKinds) {
+    auto other = o.request;
+    other.model = std::string(scheduler::to_string(k));
+    other.keep_all = false;
+    try {
+      const auto r = plan_keeping(other, machine, 1);
+      std::printf("  %-10s %-45s predicted %12.1f us\n", other.model.c_str(), describe(r.plan).c_str(),
+                  r.search.chosen().predicted.total);
+    } catch (const Error& e) {
+      std::printf("  %-10s unavailable: %s\n", other.model.c_str(), e.what());
+    }
+  }
+}
+
+void print_timeline(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
+  const Plan& p = result.plan;
+  if (p.procs() > 64) {
+    std::printf("\n(timeline omitted: %d ranks)\n", p.procs());
+    return;
+  }
+  const auto& pl = describe_pipeline(o.width, o.height, o.request.options);
+  const auto m = scheduler::make_model(result.search.model, machine.params);
+  const Partition part(o.width, o.height, p.grid);
+  const auto sa = p.scatter == ScatterAlgorithm::mpi ? ScatterAlgorithm::sbt : p.scatter;
+  const auto ga = p.gather == GatherAlgorithm::mpi ? GatherAlgorithm::sbt : p.gather;
+  struct Phase {
+    const char* name;
+    scheduler::Schedule s;
+  };
+  Phase phases[] = {{"scatter", scheduler::scatter_schedule(sa, part)},
+                    {"exchange", scheduler::exchange_schedule(p.exchange, part, pl.halo)},
+                    {"gather (one image)", scheduler::gather_schedule(ga, part)}};
+  for (auto& ph : phases) {
+    const auto r = scheduler::simulate(ph.s, *m, machine.params.placement, {true});
+    std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());
+  }
+}
+
+int run(const Options& o) {
+  const auto machine = load(o);
+  if (!o.request.procs && !o.max_procs_given)
+    std::cerr << "tessera-plan: note: planning P = 1.." << o.request.max_procs
+              << " (this machine's hardware threads); use --max-procs or --procs for more\n";
+  const auto result = plan_keeping(o.request, machine, o.top);
+  for (const auto& n : result.notes) std::cerr << "tessera-plan: note: " << n << "\n";
+  if (o.json) {
+    print_json(o, result, machine);
     return 0;
   }
-  if (vm.count("version")) {
-    std::cout << "tessera-plan " << TESSERA_VERSION << "\n";
-    return 0;
-  }
+  print_table(o, result, machine);
+  if (o.compare_models) print_model_comparison(o, machine);
+  if (o.timeline) print_timeline(o, result, machine);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Parsed p;
   try {
-    if (vm.count("input")) {
-      const auto file = vm["input"].as<std::string>();
-      const cv::Mat img = cv::imread(file, cv::IMREAD_UNCHANGED);
-      if (img.empty()) throw IoError("cannot read image '" + file + "'");
-      width = img.cols;
-      height = img.rows;
-    } else if (!vm.count("width") || !vm.count("height")) {
-      throw InvalidArgument("give --width and --height, or --input FILE");
-    }
-    if (vm.count("procs") && vm.count("max-procs"))
-      throw InvalidArgument("give --procs or --max-procs, not both");
-    if (top < 0) throw InvalidArgument("--top must be >= 0");
-
-    planning::PlanRequest req;
-    req.width = width;
-    req.height = height;
-    req.options.sigma = sigma;
-    if (vm.count("radius")) req.options.radius = vm["radius"].as<int>();
-    if (vm.count("procs")) req.procs = vm["procs"].as<int>();
-    req.max_procs = vm.count("max-procs") ? vm["max-procs"].as<int>()
-                                          : int(std::max(1u, std::thread::hardware_concurrency()));
-    req.model = model;
-    if (vm.count("perfdb")) req.perfdb = vm["perfdb"].as<std::string>();
-    if (vm.count("machine")) req.machine = vm["machine"].as<std::string>();
-    req.keep_all = !vm.count("best-per-grid");
-    scheduler::parse_model(model);  // fail on a bad name before touching the database
-
-    planning::LoadedMachine machine;
-    if (vm.count("p3pc-csv")) {
-      const auto file = vm["p3pc-csv"].as<std::string>();
-      std::ifstream in(file);
-      if (!in) throw IoError("cannot open P-3PC CSV '" + file + "'");
-      machine.params.name = file;
-      machine.params.p3pc[int(scheduler::Level::inter)] = scheduler::parse_p3pc_csv(in);
-      machine.params.placement.ranks_per_node = 1;
-      machine.origin = "P-3PC CSV " + file + " (one rank per node)";
-      machine.notes.push_back(
-          "no compute measurements: compute is unpriced (0); the plan weighs communication only");
-    } else {
-      machine = planning::load_machine(req.perfdb, req.machine);
-    }
-    if (!vm.count("procs") && !vm.count("max-procs"))
-      std::cerr << "tessera-plan: note: planning P = 1.." << req.max_procs
-                << " (this machine's hardware threads); use --max-procs or --procs for more\n";
-    const auto result = planning::plan_for(req, machine);
-    for (const auto& n : result.notes) std::cerr << "tessera-plan: note: " << n << "\n";
-
-    if (vm.count("json")) {
-      auto doc = scheduler::to_json(result.search, vm["top"].defaulted() ? 0 : std::size_t(top));
-      doc["machine"] = result.machine;
-      doc["source"] = machine.origin;
-      doc["compute"] = machine.compute_source;
-      doc["image"] = {{"width", width}, {"height", height}, {"sigma", sigma}};
-      std::cout << doc.dump(2) << "\n";
-      return 0;
-    }
-    const auto& pl = describe_pipeline(width, height, req.options);
-    std::printf("machine:  %s\nsource:   %s\ncompute:  %s\n", result.machine.c_str(), machine.origin.c_str(),
-                machine.compute_source.c_str());
-    std::printf(
-        "image:    %dx%d, sigma %g, halo %dx%d, %zu filter passes, %d scatter, %d exchange, %d gathers\n",
-        width, height, sigma, pl.halo.x, pl.halo.y, pl.passes.size(), pl.scatters, pl.exchanges, pl.gathers);
-    std::printf("model:    %s (pricing: %s)\n",
-                std::string(scheduler::to_string(result.search.model)).c_str(),
-                std::string(scheduler::to_string(result.search.pricing)).c_str());
-    std::printf("chosen:   %s\n\n", planning::summary(result).c_str());
-    std::cout << scheduler::format_table(result.search, std::size_t(top));
-
-    if (vm.count("compare-models")) {
-      std::printf("\nplan chosen by each model (and that model's own prediction):\n");
-      for (auto k : scheduler::kModelKinds) {
-        auto other = req;
-        other.model = std::string(scheduler::to_string(k));
-        other.keep_all = false;
-        try {
-          const auto r = planning::plan_for(other, machine);
-          std::printf("  %-10s %-45s predicted %12.1f us\n", other.model.c_str(), describe(r.plan).c_str(),
-                      r.search.chosen().predicted.total);
-        } catch (const Error& e) {
-          std::printf("  %-10s unavailable: %s\n", other.model.c_str(), e.what());
-        }
-      }
-    }
-    if (vm.count("timeline")) {
-      const Plan& p = result.plan;
-      if (p.procs() > 64) {
-        std::printf("\n(timeline omitted: %d ranks)\n", p.procs());
-      } else {
-        const auto m = scheduler::make_model(result.search.model, machine.params);
-        const Partition part(width, height, p.grid);
-        const auto sa = p.scatter == ScatterAlgorithm::mpi ? ScatterAlgorithm::sbt : p.scatter;
-        const auto ga = p.gather == GatherAlgorithm::mpi ? GatherAlgorithm::sbt : p.gather;
-        struct Phase {
-          const char* name;
-          scheduler::Schedule s;
-        };
-        Phase phases[] = {{"scatter", scheduler::scatter_schedule(sa, part)},
-                          {"exchange", scheduler::exchange_schedule(p.exchange, part, pl.halo)},
-                          {"gather (one image)", scheduler::gather_schedule(ga, part)}};
-        for (auto& ph : phases) {
-          const auto r = scheduler::simulate(ph.s, *m, machine.params.placement, {true});
-          std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());
-        }
-      }
-    }
-    return 0;
-  } catch (const Error& e) {
+    parse_command_line(argc, argv, p);
+  } catch (const std::exception& e) {
     std::cerr << "tessera-plan: " << e.what() << "\n";
-    return 1;
+    return 2;
+  }
+  if (p.done) return 0;
+  try {
+    finish_request(p.options, p.vm, p.db, p.top);
+    return run(p.options);
   } catch (const std::exception& e) {
     std::cerr << "tessera-plan: " << e.what() << "\n";
     return 1;

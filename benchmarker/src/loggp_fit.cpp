@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "stats.hpp"
+#include "tessera/statistics.hpp"
 
 namespace tessera::bench {
 
@@ -111,8 +111,8 @@ std::vector<LoggpFit> fit_loggp(std::span<const PrttPoint> points, int n, int lo
     fit.from_bytes = points[a].bytes;
     fit.to_bytes = points[b - 1].bytes;
     fit.L = L;
-    fit.o_s = quantile(os, 0.5);
-    fit.o_r = quantile(orr, 0.5);
+    fit.o_s = stats::median(os);
+    fit.o_r = stats::median(orr);
     fit.g = f.intercept + f.slope * 1.0;
     fit.G = f.slope;
     fit.deviation = f.deviation;

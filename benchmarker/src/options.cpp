@@ -5,6 +5,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 
 namespace po = boost::program_options;
@@ -76,9 +77,9 @@ Options parse_options(int argc, const char* const* argv) {
   double max_seconds = 0, target_rse = 0.02;
   int min_samples = 0, max_samples = 0;
   Options o;
+  cli::DatabaseOptions db;
+  cli::add_help_version(desc);
   desc.add_options()
-      ("help,h", "print this help and exit")
-      ("version", "print the version and exit")
       ("quick", "short run for first runs and CI (at most about 20 s)")
       ("modes", po::value(&modes), "comma list of p3pc, log3p, loggp, compute (default: all)")
       ("sizes", po::value(&sizes), "P-3PC message sizes in floats, comma list (default 0,1024,51200,102400,512000)")
@@ -88,8 +89,6 @@ Options parse_options(int argc, const char* const* argv) {
       ("refine-threshold", po::value(&o.refine_threshold), "relative miss of linear interpolation that adds a midpoint size (default 0.10)")
       ("refine-depth", po::value(&o.refine_depth), "levels of midpoint refinement (default 2, quick 1; 0 = off)")
       ("pairs", po::value(&o.pairs), "rank pairs to measure: auto (one intra, one inter if the ranks span nodes) or A-B,...")
-      ("perfdb", po::value<std::string>(), "database file (default $TESSERA_PERFDB, else the per-user path)")
-      ("machine", po::value(&o.machine), "machine name to store under (default: host name)")
       ("max-seconds", po::value(&max_seconds), "measurement time budget (default 64, quick 13; a mode overruns its share by at most half to reach 3 samples per cell)")
       ("target-rse", po::value(&target_rse), "stop a cell when the median's relative standard error is below this (default 0.02)")
       ("min-samples", po::value(&min_samples), "timed samples per cell at least (default 10, quick 7)")
@@ -98,13 +97,10 @@ Options parse_options(int argc, const char* const* argv) {
       ("prtt-n", po::value(&o.prtt_n), "n of PRTT(n, d, s) (default 10)")
       ("sigmas", po::value(&sigmas), "compute: sigmas at which the derivative pipeline is timed (default 1,3,5)")
       ("no-progress", "no progress bar");
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InvalidArgument(std::string(e.what()) + " (see --help)");
-  }
+  cli::add_database_options(desc, db);
+  const po::variables_map vm = cli::parse(argc, argv, desc);
+  o.perfdb = db.perfdb;
+  o.machine = db.machine.value_or("");
   std::ostringstream help;
   help << desc;
   o.help_text = help.str();
@@ -112,7 +108,6 @@ Options parse_options(int argc, const char* const* argv) {
   o.version = vm.count("version") > 0;
   o.quick = vm.count("quick") > 0;
   o.progress = vm.count("no-progress") == 0;
-  if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
 
   for (const auto& m : split(modes)) {
     Mode x = parse_mode(m);

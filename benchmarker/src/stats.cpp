@@ -1,20 +1,14 @@
 #include "stats.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "tessera/statistics.hpp"
+
 namespace tessera::bench {
 namespace {
-
-double sorted_quantile(const std::vector<double>& s, double p) {
-  const double h = p * double(s.size() - 1);
-  const auto lo = std::size_t(std::floor(h));
-  const auto hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (h - double(lo)) * (s[hi] - s[lo]);
-}
 
 double sorted_median_se(const std::vector<double>& s) {
   const std::size_t n = s.size();
@@ -31,13 +25,6 @@ double sorted_median_se(const std::vector<double>& s) {
 
 }  // namespace
 
-double quantile(std::span<const double> values, double p) {
-  assert(!values.empty());
-  std::vector<double> s(values.begin(), values.end());
-  std::sort(s.begin(), s.end());
-  return sorted_quantile(s, std::clamp(p, 0.0, 1.0));
-}
-
 double median_standard_error(std::span<const double> values) {
   std::vector<double> s(values.begin(), values.end());
   std::sort(s.begin(), s.end());
@@ -53,9 +40,9 @@ Summary summarize(std::span<const double> values) {
   }
   std::vector<double> s(values.begin(), values.end());
   std::sort(s.begin(), s.end());
-  r.median = sorted_quantile(s, 0.5);
-  r.q1 = sorted_quantile(s, 0.25);
-  r.q3 = sorted_quantile(s, 0.75);
+  r.median = stats::sorted_quantile(s, 0.5);
+  r.q1 = stats::sorted_quantile(s, 0.25);
+  r.q3 = stats::sorted_quantile(s, 0.75);
   const double se = sorted_median_se(s);
   if (se == 0)
     r.rse = 0;

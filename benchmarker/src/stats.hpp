@@ -1,6 +1,7 @@
 #pragma once
-// Robust statistics of timing samples: median, quartiles and the relative standard error
-// of the median. Pure.
+// The benchmarker's summary of a cell's timing samples: median and quartiles (from
+// tessera/statistics.hpp, shared with validate and gauss --bench) and the relative standard
+// error of the median that decides when a cell has enough samples. Pure.
 #include <cstddef>
 #include <span>
 
@@ -15,16 +16,12 @@ struct Summary {
   double rse = 0;          ///< relative standard error of the median (inf if unknown)
 };
 
-/// The p-quantile (0 <= p <= 1) by linear interpolation between order statistics
-/// (Hyndman-Fan type 7, as R and NumPy default). Precondition: values non-empty.
-double quantile(std::span<const double> values, double p);
-
 /// Standard error of the median from the distribution-free order-statistic confidence
 /// interval: the 95 % interval [x_(j), x_(k)] with j, k = n/2 -+ 1.96 sqrt(n)/2, divided
 /// by 2 * 1.96. Needs no normality; infinite for fewer than 3 samples.
 double median_standard_error(std::span<const double> values);
 
-/// Median, quartiles and relative standard error of the median (SE / |median|; 0 if
+/// Median, quartiles (tessera::stats, type 7) and relative standard error of the median (SE / |median|; 0 if
 /// the spread is 0, infinite if the median is 0 and the spread is not).
 Summary summarize(std::span<const double> values);
 

@@ -95,4 +95,12 @@ ExchangeAlgorithm parse_exchange(std::string_view name) {
 Path parse_path(std::string_view name) { return parse_one_of("path", name, kPaths); }
 Layout parse_layout(std::string_view name) { return parse_one_of("layout", name, kLayouts); }
 
+std::string_view to_string(Level l) { return l == Level::intra ? "intra" : "inter"; }
+
+Level parse_level(std::string_view name) {
+  if (name == "intra") return Level::intra;
+  if (name == "inter") return Level::inter;
+  throw InvalidArgument("bad level '" + std::string(name) + "' (expected intra or inter)");
+}
+
 }  // namespace tessera

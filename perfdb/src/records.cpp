@@ -11,8 +11,6 @@
 
 namespace tessera::perfdb {
 
-std::string_view to_string(Level level) { return level == Level::intra ? "intra" : "inter"; }
-
 std::string_view to_string(RunStatus status) {
   switch (status) {
     case RunStatus::running:
@@ -23,12 +21,6 @@ std::string_view to_string(RunStatus status) {
       return "failed";
   }
   return "failed";
-}
-
-Level parse_level(std::string_view name) {
-  if (name == "intra") return Level::intra;
-  if (name == "inter") return Level::inter;
-  throw InvalidArgument("bad level '" + std::string(name) + "' (expected intra or inter)");
 }
 
 RunStatus parse_run_status(std::string_view name) {

@@ -9,14 +9,6 @@
 
 namespace tessera::scheduler {
 
-std::string_view to_string(Level level) { return level == Level::intra ? "intra" : "inter"; }
-
-Level parse_level(std::string_view name) {
-  if (name == "intra") return Level::intra;
-  if (name == "inter") return Level::inter;
-  throw InvalidArgument("unknown level '" + std::string(name) + "' (expected intra or inter)");
-}
-
 double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) const {
   const PiecewiseLinear& base = curve(p, l);
   if (l == Layout::cc || !(row_bytes > 0) || row_families.empty()) return base(bytes);
@@ -164,16 +156,16 @@ std::string to_csv(const P3pcTable& table) {
   return out.str();
 }
 
-std::vector<LoggpRange> loggp_from_p3pc(const P3pcTable& table) {
+std::vector<LoggpParams> loggp_from_p3pc(const P3pcTable& table) {
   const auto& full = table.curve(Path::full, Layout::cc);
   const auto& send = table.curve(Path::send, Layout::cc);
   if (full.empty() || send.empty())
     throw InvalidArgument("cannot derive LogGP parameters: no send/full cc measurements");
   const double o = std::max(0.0, send(0.0));
   const double L = std::max(0.0, full(0.0) - 2 * o);
-  std::vector<LoggpRange> ranges;
+  std::vector<LoggpParams> ranges;
   const auto& xs = full.xs();
-  if (xs.size() < 2) return {LoggpRange{0, L, o, o, 0}};
+  if (xs.size() < 2) return {LoggpParams{0, L, o, o, 0}};
   // One range per measured segment: protocol changes show up as changes of slope.
   for (std::size_t i = 0; i + 1 < xs.size(); ++i) {
     const double G = std::max(0.0, (full.ys()[i + 1] - full.ys()[i]) / (xs[i + 1] - xs[i]));

@@ -204,7 +204,7 @@ class LoggpModel : public CostModel {
       ranges_[int(lv)] = std::move(r);
     }
   }
-  const LoggpRange& range(Level lv, double bytes) const {
+  const LoggpParams& range(Level lv, double bytes) const {
     const auto& r = ranges_[int(lv)];
     std::size_t i = 0;
     while (i + 1 < r.size() && r[i + 1].min_bytes <= bytes) ++i;
@@ -226,7 +226,7 @@ class LoggpModel : public CostModel {
   ModelKind kind() const override { return ModelKind::loggp; }
 
  private:
-  std::array<std::vector<LoggpRange>, 2> ranges_;
+  std::array<std::vector<LoggpParams>, 2> ranges_;
 };
 
 // LoGPC: LogGP plus the contention delay C_n on the full path of messages that many

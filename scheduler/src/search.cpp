@@ -21,6 +21,140 @@ bool better(const Candidate& a, const Candidate& b) {
   return int(a.plan.exchange) < int(b.plan.exchange);
 }
 
+namespace {
+
+// Calls fn(grids) for the grids X*Y = P of consecutive blocks of P in [min_procs,
+// max_procs], P ascending then X ascending (grids_for's order), until fn returns false.
+// Divisors come from a sieve up to sqrt(P) per block: trial division for each P would
+// dominate a sweep to thousands of ranks, and one sieve over the whole range would
+// hold every divisor of every P at once.
+template <class Fn>
+void for_each_grid_chunk(int min_procs, int max_procs, Fn&& fn) {
+  constexpr int kBlock = 1024;
+  std::vector<std::vector<int>> small, large;
+  std::vector<Grid> grids;
+  for (long long lo = min_procs; lo <= max_procs; lo += kBlock) {
+    const int first = int(lo), last = int(std::min<long long>(max_procs, lo + kBlock - 1));
+    small.assign(std::size_t(last - first + 1), {});
+    large.assign(small.size(), {});
+    for (long long d = 1; d * d <= last; ++d)
+      for (long long p = std::max<long long>((first + d - 1) / d * d, d * d); p <= last; p += d) {
+        small[std::size_t(p - first)].push_back(int(d));
+        if (d * d != p) large[std::size_t(p - first)].push_back(int(p / d));
+      }
+    grids.clear();
+    for (int p = first; p <= last; ++p) {
+      const auto& lo_div = small[std::size_t(p - first)];
+      const auto& hi_div = large[std::size_t(p - first)];
+      for (int x : lo_div) grids.push_back(Grid{x, p / x});
+      for (auto it = hi_div.rbegin(); it != hi_div.rend(); ++it) grids.push_back(Grid{*it, p / *it});
+    }
+    if (!fn(grids)) return;
+  }
+}
+
+// What pricing one grid gives.
+struct Priced {
+  std::string why;  // non-empty: excluded
+  CommCosts comm;
+  double compute = 0;
+};
+
+std::vector<Priced> price_grids(const std::vector<Grid>& grids, const PipelineDescription& pl,
+                                const MachineParams& machine, const CostModel& model, Pricing pricing,
+                                bool compute_priced, bool parallel) {
+  std::vector<Priced> priced(grids.size());
+  const auto& place = machine.placement;
+  auto price_range = [&](std::size_t begin, std::size_t end) {
+    PriceCache cache;
+    for (std::size_t i = begin; i < end; ++i) {
+      const Grid g = grids[i];
+      const Partition part(pl.width, pl.height, g);
+      auto& out = priced[i];
+      out.why = infeasibility(part, pl.halo);
+      if (!out.why.empty()) continue;
+      out.comm = price_communication(model, part, pl.halo, place, pricing, &cache, machine.copy);
+      // Ranks beyond the cores of a node take turns: the busiest node needs
+      // ceil(ranks on it / cores) rounds of the slowest tile.
+      const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
+      const int rounds =
+          place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
+      // Fewer ranks than cores: the library gives each rank cores / ranks threads
+      // (Session::threads_for); compute_us prices that thread count from the pipeline
+      // measurements made with it (or scales single passes linearly in old tables).
+      const int threads = place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
+      out.compute = compute_priced ? rounds * compute_us(machine.compute, part, pl, threads) : 0.0;
+    }
+  };
+  if (parallel && grids.size() > 256) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, grids.size(), 128),
+                      [&](const tbb::blocked_range<std::size_t>& r) { price_range(r.begin(), r.end()); });
+  } else {
+    price_range(0, grids.size());
+  }
+  return priced;
+}
+
+// The best `limit` candidates offered so far (all when limit is 0): a max-heap by
+// better(), whose top is the worst kept, so memory stays at `limit` candidates.
+class Ranking {
+ public:
+  explicit Ranking(std::size_t limit) : limit_(limit) {}
+  void offer(Candidate c) {
+    ++offered_;
+    if (limit_ == 0) {
+      kept_.push_back(std::move(c));
+    } else if (kept_.size() < limit_) {
+      kept_.push_back(std::move(c));
+      std::push_heap(kept_.begin(), kept_.end(), worse_first);
+    } else if (better(c, kept_.front())) {
+      std::pop_heap(kept_.begin(), kept_.end(), worse_first);
+      kept_.back() = std::move(c);
+      std::push_heap(kept_.begin(), kept_.end(), worse_first);
+    }
+  }
+  std::size_t offered() const { return offered_; }
+  std::vector<Candidate> take_sorted() {
+    // A lambda rather than the function pointer lets the comparison inline.
+    std::sort(kept_.begin(), kept_.end(), [](const Candidate& a, const Candidate& b) { return better(a, b); });
+    return std::move(kept_);
+  }
+
+ private:
+  static bool worse_first(const Candidate& a, const Candidate& b) { return better(a, b); }
+  std::size_t limit_;
+  std::size_t offered_ = 0;
+  std::vector<Candidate> kept_;
+};
+
+// The candidates of one priced grid: every algorithm combination, or only the best.
+void add_candidates(Ranking& ranking, Grid g, const Priced& priced, const PipelineDescription& pl, bool keep_all) {
+  const CommCosts& c = priced.comm;
+  auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
+    Candidate cand{Plan{g, s, ga, e}, {}};
+    auto& t = cand.predicted;
+    t.scatter = pl.scatters * c.scatter[int(s)];
+    t.exchange = pl.exchanges * c.exchange[int(e)];
+    t.compute = priced.compute;
+    t.gather = pl.gathers * c.gather[int(ga)];
+    t.total = t.scatter + t.exchange + t.compute + t.gather;
+    return cand;
+  };
+  if (keep_all) {
+    for (ScatterAlgorithm s : kScatterAlgorithms)
+      for (GatherAlgorithm ga : kGatherAlgorithms)
+        for (ExchangeAlgorithm e : kExchangeAlgorithms) ranking.offer(make(s, ga, e));
+  } else {
+    // Phases are independent, so the best plan of a grid takes the best of each phase
+    // (first in enum order on ties, as better() would).
+    auto argmin = [](const auto& a) { return int(std::min_element(a.begin(), a.end()) - a.begin()); };
+    ranking.offer(make(ScatterAlgorithm(argmin(c.scatter)), GatherAlgorithm(argmin(c.gather)),
+                       ExchangeAlgorithm(argmin(c.exchange))));
+  }
+}
+
+}  // namespace
+
 const Candidate& SearchResult::chosen() const {
   if (ranking.empty()) {
     std::string why = "no feasible decomposition";
@@ -42,93 +176,35 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   SearchResult result;
   result.model = request.model;
   result.compute_priced = !machine.compute.empty();
-
-  // Every grid X*Y = P, P ascending then X ascending (grids_for's order), from a divisor
-  // sieve: trial division for each P would dominate a sweep to thousands of ranks.
-  std::vector<std::vector<int>> divisors(std::size_t(request.max_procs - request.min_procs + 1));
-  for (int d = 1; d <= request.max_procs; ++d)
-    for (int p = ((request.min_procs + d - 1) / d) * d; p <= request.max_procs; p += d)
-      divisors[std::size_t(p - request.min_procs)].push_back(d);
-  std::vector<Grid> grids;
+  // Simulate when the ranks over every grid searched fit the budget (counting stops as
+  // soon as they do not: a sweep to 10^5 ranks has 10^6 grids).
   std::size_t ranks = 0;
-  for (int p = request.min_procs; p <= request.max_procs; ++p)
-    for (int x : divisors[std::size_t(p - request.min_procs)]) {
-      grids.push_back(Grid{x, p / x});
-      ranks += std::size_t(p);
-    }
+  for_each_grid_chunk(request.min_procs, request.max_procs, [&](const std::vector<Grid>& grids) {
+    for (const Grid& g : grids) ranks += std::size_t(g.procs());
+    return ranks <= request.simulate_rank_budget;
+  });
   result.pricing = ranks <= request.simulate_rank_budget ? Pricing::simulate : Pricing::fast;
-  if (request.keep_all) result.ranking.reserve(grids.size() * 24);
 
-  // Price every grid (independent: in parallel when asked), then assemble candidates in
-  // grid order so the result does not depend on the schedule of the threads.
-  struct Priced {
-    std::string why;  // non-empty: excluded
-    CommCosts comm;
-    double compute = 0;
-  };
-  std::vector<Priced> priced(grids.size());
-  const auto& place = machine.placement;
-  auto price_range = [&](std::size_t begin, std::size_t end) {
-    PriceCache cache;
-    for (std::size_t i = begin; i < end; ++i) {
-      const Grid g = grids[i];
-      const Partition part(pl.width, pl.height, g);
-      auto& out = priced[i];
-      out.why = infeasibility(part, pl.halo);
-      if (!out.why.empty()) continue;
-      out.comm = price_communication(*model, part, pl.halo, place, result.pricing, &cache, machine.copy);
-      // Ranks beyond the cores of a node take turns: the busiest node needs
-      // ceil(ranks on it / cores) rounds of the slowest tile.
-      const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
-      const int rounds =
-          place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
-      // Fewer ranks than cores: the library gives each rank cores / ranks threads
-      // (Session::threads_for); compute_us prices that thread count from the pipeline
-      // measurements made with it (or scales single passes linearly in old tables).
-      const int threads = place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
-      out.compute = result.compute_priced ? rounds * compute_us(machine.compute, part, pl, threads) : 0.0;
+  // Grids are priced a chunk at a time (in parallel when asked) and folded into the
+  // ranking in grid order, so the result does not depend on the schedule of the threads
+  // and memory does not grow with max_procs when request.keep bounds the ranking.
+  Ranking ranking(request.keep);
+  for_each_grid_chunk(request.min_procs, request.max_procs, [&](const std::vector<Grid>& grids) {
+    const auto priced = price_grids(grids, pl, machine, *model, result.pricing, result.compute_priced,
+                                    request.parallel);
+    for (std::size_t i = 0; i < grids.size(); ++i) {
+      if (!priced[i].why.empty()) {
+        ++result.excluded_grids;
+        if (request.keep == 0 || result.excluded.size() < request.keep)
+          result.excluded.push_back({grids[i].procs(), grids[i], std::move(priced[i].why)});
+        continue;
+      }
+      add_candidates(ranking, grids[i], priced[i], pl, request.keep_all);
     }
-  };
-  if (request.parallel && grids.size() > 256) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, grids.size(), 128),
-                      [&](const tbb::blocked_range<std::size_t>& r) { price_range(r.begin(), r.end()); });
-  } else {
-    price_range(0, grids.size());
-  }
-
-  for (std::size_t i = 0; i < grids.size(); ++i) {
-    const Grid g = grids[i];
-    if (!priced[i].why.empty()) {
-      result.excluded.push_back({g.procs(), g, std::move(priced[i].why)});
-      continue;
-    }
-    const CommCosts& c = priced[i].comm;
-    const double compute = priced[i].compute;
-    auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
-      Candidate cand{Plan{g, s, ga, e}, {}};
-      auto& t = cand.predicted;
-      t.scatter = pl.scatters * c.scatter[int(s)];
-      t.exchange = pl.exchanges * c.exchange[int(e)];
-      t.compute = compute;
-      t.gather = pl.gathers * c.gather[int(ga)];
-      t.total = t.scatter + t.exchange + t.compute + t.gather;
-      return cand;
-    };
-    if (request.keep_all) {
-      for (ScatterAlgorithm s : kScatterAlgorithms)
-        for (GatherAlgorithm ga : kGatherAlgorithms)
-          for (ExchangeAlgorithm e : kExchangeAlgorithms) result.ranking.push_back(make(s, ga, e));
-    } else {
-      // Phases are independent, so the best plan of a grid takes the best of each phase
-      // (first in enum order on ties, as better() would).
-      auto argmin = [](const auto& a) { return int(std::min_element(a.begin(), a.end()) - a.begin()); };
-      result.ranking.push_back(make(ScatterAlgorithm(argmin(c.scatter)), GatherAlgorithm(argmin(c.gather)),
-                                    ExchangeAlgorithm(argmin(c.exchange))));
-    }
-  }
-  // A lambda rather than the function pointer lets the comparison inline.
-  std::sort(result.ranking.begin(), result.ranking.end(),
-            [](const Candidate& a, const Candidate& b) { return better(a, b); });
+    return true;
+  });
+  result.candidates = ranking.offered();
+  result.ranking = ranking.take_sorted();
   return result;
 }
 
@@ -157,6 +233,8 @@ nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
   auto& ex = j["excluded"] = nlohmann::json::array();
   for (const auto& e : r.excluded)
     ex.push_back({{"procs", e.procs}, {"grid", to_string(e.grid)}, {"reason", e.reason}});
+  j["candidates_total"] = r.candidates;
+  j["excluded_total"] = r.excluded_grids;
   j["model"] = std::string(to_string(r.model));
   j["pricing"] = std::string(to_string(r.pricing));
   j["compute_priced"] = r.compute_priced;
@@ -181,13 +259,13 @@ std::string format_table(const SearchResult& r, std::size_t limit) {
         t.scatter, t.exchange, t.compute, t.gather, t.total);
     out << line;
   }
-  if (n < r.ranking.size()) out << "... " << r.ranking.size() - n << " more candidates\n";
-  if (!r.excluded.empty()) {
-    out << "excluded (" << r.excluded.size() << "):\n";
+  if (n < r.candidates) out << "... " << r.candidates - n << " more candidates\n";
+  if (r.excluded_grids > 0) {
+    out << "excluded (" << r.excluded_grids << "):\n";
     for (std::size_t i = 0; i < r.excluded.size() && i < 10; ++i)
       out << "  P=" << r.excluded[i].procs << " " << to_string(r.excluded[i].grid) << ": "
           << r.excluded[i].reason << "\n";
-    if (r.excluded.size() > 10) out << "  ... " << r.excluded.size() - 10 << " more\n";
+    if (r.excluded_grids > 10) out << "  ... " << r.excluded_grids - 10 << " more\n";
   }
   return out.str();
 }

@@ -4,17 +4,16 @@
 #include <vector>
 
 #include "stats.hpp"
+#include "tessera/statistics.hpp"
 
 namespace tb = tessera::bench;
 
-TEST(Stats, QuantilesInterpolateBetweenOrderStatistics) {
-  const std::vector<double> v{5, 1, 4, 2, 3};  // sorted 1..5
-  EXPECT_DOUBLE_EQ(tb::quantile(v, 0.5), 3);
-  EXPECT_DOUBLE_EQ(tb::quantile(v, 0.25), 2);
-  EXPECT_DOUBLE_EQ(tb::quantile(v, 0.75), 4);
-  const std::vector<double> even{1, 2, 3, 4};
-  EXPECT_DOUBLE_EQ(tb::quantile(even, 0.5), 2.5);
-  EXPECT_DOUBLE_EQ(tb::quantile(even, 0.25), 1.75);
+TEST(Stats, SummaryQuartilesAreTheSharedType7Quantiles) {
+  const std::vector<double> v{5, 1, 4, 2, 3, 9};
+  const auto s = tb::summarize(v);
+  EXPECT_EQ(s.median, tessera::stats::median(v));
+  EXPECT_EQ(s.q1, tessera::stats::quantile(v, 0.25));
+  EXPECT_EQ(s.q3, tessera::stats::quantile(v, 0.75));
 }
 
 TEST(Stats, SummaryOfConstantSamplesHasNoSpread) {

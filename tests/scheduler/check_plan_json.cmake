@@ -4,7 +4,7 @@
 # holds nothing else.
 # Usage: cmake -DPLAN=... -DCSV=... -DPROCS=16 -DGRIDS=5 -P check_plan_json.cmake
 execute_process(
-  COMMAND ${PLAN} --p3pc-csv ${CSV} --width 512 --height 512 --sigma 1 --procs ${PROCS} --json
+  COMMAND ${PLAN} --p3pc-csv ${CSV} --width 512 --height 512 --sigma 1 --procs ${PROCS} --json --top 0
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "tessera-plan failed (${rc}): ${err}")

@@ -177,6 +177,28 @@ TEST(Search, DeterministicAndKeepAllAgreesWithBestPerGrid) {
   EXPECT_DOUBLE_EQ(c.chosen().predicted.total, a.chosen().predicted.total);
 }
 
+TEST(Search, KeepingTheBestNGivesThePrefixOfTheFullRankingAndCountsEverything) {
+  const auto m = machine(das_like_table(), true);
+  auto req = request(300, 200, 3, 1, 3000);  // > 1024 P: several blocks, many exclusions
+  const auto all = search(req, m);
+  for (std::size_t keep : {1u, 5u, 100u}) {
+    req.keep = keep;
+    const auto r = search(req, m);
+    ASSERT_EQ(r.ranking.size(), std::min(keep, all.ranking.size()));
+    for (std::size_t i = 0; i < r.ranking.size(); ++i) {
+      EXPECT_EQ(r.ranking[i].plan, all.ranking[i].plan);
+      EXPECT_EQ(r.ranking[i].predicted.total, all.ranking[i].predicted.total);
+    }
+    EXPECT_EQ(r.candidates, all.ranking.size());
+    EXPECT_EQ(r.excluded_grids, all.excluded.size());
+    ASSERT_EQ(r.excluded.size(), std::min(keep, all.excluded.size()));
+    for (std::size_t i = 0; i < r.excluded.size(); ++i) EXPECT_EQ(r.excluded[i].grid, all.excluded[i].grid);
+    EXPECT_EQ(r.pricing, all.pricing);
+  }
+  EXPECT_EQ(all.candidates, all.ranking.size());
+  EXPECT_EQ(all.excluded_grids, all.excluded.size());
+}
+
 TEST(Search, ModelsDisagreeOnTheGrid) {
   // The paper's Fig. 10 point: with layout-dependent costs P-3PC avoids noncontiguous
   // column strips that LogGP* cannot tell apart.

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.hpp"
+#include "tessera/statistics.hpp"
 #include "tessera/validate/analysis.hpp"
 
 using namespace tessera;
@@ -24,16 +25,6 @@ Observation obs(int scenario, Phase phase, Plan plan, double measured, std::map<
 Plan plan(Grid g, ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) { return Plan{g, s, ga, e}; }
 
 }  // namespace
-
-TEST(ValidateStats, QuantileInterpolatesBetweenOrderStatistics) {
-  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.5), 2.5);
-  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.0), 1.0);
-  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 1.0), 4.0);
-  EXPECT_DOUBLE_EQ(quantile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 0.9), 10.0);
-  EXPECT_DOUBLE_EQ(quantile({7}, 0.25), 7.0);
-  EXPECT_THROW(quantile({}, 0.5), InvalidArgument);
-  EXPECT_THROW(quantile({1}, 1.5), InvalidArgument);
-}
 
 TEST(ValidateStats, SummarizeGivesMedianAndQuartiles) {
   const Spread s = summarize({10, 50, 20, 40, 30});
@@ -68,7 +59,7 @@ TEST(ValidateAccuracy, PerPhaseCommunicationAndOverallWithoutCompute) {
   };
   const Accuracy a = accuracy(o, "p3pc");
   EXPECT_EQ(a.at("all").count, 4);  // compute is left out of the overall figure
-  EXPECT_DOUBLE_EQ(a.at("all").median, quantile({0.1, 0.2, 0.3, 0.05}, 0.5));
+  EXPECT_DOUBLE_EQ(a.at("all").median, stats::median(std::vector<double>{0.1, 0.2, 0.3, 0.05}));
   EXPECT_EQ(a.at("communication").count, 3);
   EXPECT_DOUBLE_EQ(a.at("compute").median, 4.0);
   EXPECT_DOUBLE_EQ(a.at("exchange").median, 0.2);
@@ -186,7 +177,7 @@ TEST(ValidateSummary, JsonHasEveryModelAndTheBaseline) {
                              obs(0, Phase::total, q, 200, {{"p3pc", 100}, {"log3p", 120}})};
   std::vector<Decision> d{decide(o, 0, "p3pc", p), decide(o, 0, "log3p", q), decide(o, 0, "baseline", q)};
   const auto j = summary_json(o, d, {"p3pc", "log3p"});
-  EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["median_abs_rel_error"].get<double>(), quantile({0.1, 0.5}, 0.5));
+  EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["median_abs_rel_error"].get<double>(), stats::median(std::vector<double>{0.1, 0.5}));
   EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["mean_regret"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(j["models"]["log3p"]["max_regret"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(j["baseline"]["mean_regret"].get<double>(), 2.0);

@@ -10,6 +10,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/names.hpp"
+#include "tessera/statistics.hpp"
 
 namespace tessera::validation {
 
@@ -44,19 +45,12 @@ std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int
   return out;
 }
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) throw InvalidArgument("quantile of no values");
-  if (!(q >= 0 && q <= 1)) throw InvalidArgument("quantile outside [0, 1]");
-  std::sort(values.begin(), values.end());
-  const double h = q * double(values.size() - 1);
-  const std::size_t lo = std::size_t(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (h - double(lo)) * (values[hi] - values[lo]);
-}
-
 Spread summarize(const std::vector<double>& samples) {
   if (samples.empty()) throw InvalidArgument("no samples to summarize");
-  return {quantile(samples, 0.5), quantile(samples, 0.25), quantile(samples, 0.75), int(samples.size())};
+  std::vector<double> s = samples;
+  std::sort(s.begin(), s.end());
+  return {stats::sorted_quantile(s, 0.5), stats::sorted_quantile(s, 0.25), stats::sorted_quantile(s, 0.75),
+          int(s.size())};
 }
 
 Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_disturbed) {
@@ -115,7 +109,7 @@ double abs_rel_error(double predicted, double measured) {
 
 ErrorStats error_stats(const std::vector<double>& errors) {
   if (errors.empty()) return {};
-  return {int(errors.size()), quantile(errors, 0.5), quantile(errors, 0.9)};
+  return {int(errors.size()), stats::quantile(errors, 0.5), stats::quantile(errors, 0.9)};
 }
 
 bool counts_overall(Phase p) { return p != Phase::compute; }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "measure.hpp"
+#include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/planning/planning.hpp"
@@ -34,7 +35,7 @@ struct Options {
   bool help = false, version = false, quick = false, json = false, no_perfdb = false, keep_disturbed = false;
   fs::path output = "validate-out";
   std::string models = "all", procs;
-  std::optional<std::string> perfdb, machine;
+  cli::DatabaseOptions db;
   int repeats = 0, warmup = 1, extra = 6;
 };
 
@@ -43,18 +44,15 @@ po::options_description describe_options(Options& o) {
       "tessera-validate: measures every candidate decomposition on this machine and compares it with\n"
       "each cost model's prediction (accuracy per phase, regret of each model's choice).\n\n"
       "Usage: mpirun -n P tessera-validate [--quick] [--json] [--output DIR]\n\nOptions");
+  cli::add_help_version(d);
   d.add_options()
-      ("help,h", po::bool_switch(&o.help), "show this help and exit")
-      ("version", po::bool_switch(&o.version), "show the version and exit")
       ("quick", po::bool_switch(&o.quick), "small scenario list: 512x512, sigma 1 and 3, P = ranks started")
       ("json", po::bool_switch(&o.json), "print only the summary JSON on stdout")
-      ("output,o", po::value<fs::path>(&o.output)->default_value(o.output), "directory for charts, CSV and index.md")
+      ("output,o", cli::path_value(o.output)->default_value(o.output.string()), "directory for charts, CSV and index.md")
       ("models", po::value<std::string>(&o.models)->default_value(o.models),
        "comma-separated models to validate (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc) or all")
       ("procs", po::value<std::string>(&o.procs), "comma-separated P to validate (default: ranks started; without\n"
                                                    "--quick also 2 and 4 when started with enough ranks)")
-      ("perfdb", po::value<std::string>(), "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")
-      ("machine", po::value<std::string>(), "machine in the database to predict for (default: this host)")
       ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 21 with --quick, else 15)")
       ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "untimed rounds first")
       ("extra", po::value<int>(&o.extra)->default_value(o.extra),
@@ -65,6 +63,7 @@ po::options_description describe_options(Options& o) {
        "samples are repeated, up to 3x --repeats rounds, and left out when every item of a\n"
        "scenario has enough undisturbed ones)")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
+  cli::add_database_options(d, o.db);
   return d;
 }
 
@@ -246,7 +245,7 @@ void write_outputs(const Options& o, const Results& r, const std::string& machin
 }
 
 void record_in_perfdb(const Options& o, const Results& r, const std::string& machine_name, int ranks) {
-  perfdb::Store store(perfdb::resolve_perfdb_path(o.perfdb));
+  perfdb::Store store(perfdb::resolve_perfdb_path(o.db.perfdb));
   perfdb::Machine m;
   if (auto found = store.find_machine(machine_name)) {
     m = *found;
@@ -283,19 +282,16 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
   store.finish_run(run);
 }
 
-int run(const Session& session, int argc, char** argv) {
-  const auto started = std::chrono::steady_clock::now();
-  Options o;
+// Parses and checks the command line on every rank (all reach the same verdict).
+// Returns false after --help / --version (printed on the root).
+bool parse_options(const Session& session, int argc, char** argv, Options& o, std::vector<std::string>& models,
+                   std::vector<Scenario>& scenarios) {
   auto desc = describe_options(o);
-  std::vector<std::string> models;
-  std::vector<Scenario> scenarios;
   session.agree([&] {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
+    const po::variables_map vm = cli::parse(argc, argv, desc);
+    o.help = vm.count("help") > 0;
+    o.version = vm.count("version") > 0;
     if (o.help || o.version) return;
-    if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
-    if (vm.count("machine")) o.machine = vm["machine"].as<std::string>();
     if (!vm.count("repeats")) o.repeats = o.quick ? 21 : 15;
     if (o.repeats < 1) throw InvalidArgument("--repeats must be >= 1");
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
@@ -306,147 +302,177 @@ int run(const Session& session, int argc, char** argv) {
       throw InvalidArgument("nothing to validate with " + std::to_string(session.size()) +
                             " rank(s): start at least 2 (mpirun -n 2) and give --procs values <= ranks");
   });
-  if (o.help || o.version) {
-    if (session.is_root()) {
-      if (o.help) std::cout << desc << "\n";
-      else std::cout << "tessera-validate " << TESSERA_VERSION << "\n";
-    }
-    return 0;
+  if (!o.help && !o.version) return true;
+  if (session.is_root()) {
+    if (o.help) std::cout << desc << "\n";
+    else std::cout << cli::version_line("tessera-validate") << "\n";
   }
+  return false;
+}
 
-  Results r;
-  r.scenarios = scenarios;
+// The machine's parameters (root only) and the requested models that can price it.
+struct Parameters {
   planning::LoadedMachine loaded;
   std::string machine_name;
-  std::vector<std::string> usable;  // models with parameters for this machine
+  std::vector<std::string> usable;
+};
+
+Parameters load_parameters(const Session& session, const Options& o, const std::vector<std::string>& models,
+                           Results& r) {
+  Parameters p;
   session.agree([&] {
     if (!session.is_root()) return;
-    loaded = planning::load_machine(o.perfdb, o.machine);
-    machine_name = o.machine ? *o.machine : perfdb::local_machine().name;
-    r.notes.push_back("parameters: " + loaded.origin + "; compute " + loaded.compute_source);
-    for (const auto& n : loaded.notes) r.notes.push_back(n);
-    if (loaded.bundled_default)
+    p.loaded = planning::load_machine(o.db.perfdb, o.db.machine);
+    p.machine_name = o.db.machine ? *o.db.machine : perfdb::local_machine().name;
+    r.notes.push_back("parameters: " + p.loaded.origin + "; compute " + p.loaded.compute_source);
+    for (const auto& n : p.loaded.notes) r.notes.push_back(n);
+    if (p.loaded.bundled_default)
       r.notes.push_back(
           "WARNING: this host has no complete tessera-bench run, so every prediction uses the bundled DAS "
           "table of 2001, not this machine. Measure it first: mpirun -n 2 build/bin/tessera-bench --quick");
     for (const auto& m : models) {
       try {
-        (void)scheduler::make_model(scheduler::parse_model(m), loaded.params);
-        usable.push_back(m);
+        (void)scheduler::make_model(scheduler::parse_model(m), p.loaded.params);
+        p.usable.push_back(m);
       } catch (const InvalidArgument& e) {
         r.notes.push_back("model " + m + " skipped: " + e.what());
       }
     }
-    if (usable.empty()) throw InvalidArgument("no requested model has parameters for machine '" + machine_name + "'");
+    if (p.usable.empty())
+      throw InvalidArgument("no requested model has parameters for machine '" + p.machine_name + "'");
     for (const auto& n : r.notes) progress("note: " + n);
   });
-  r.models = usable;
+  return p;
+}
 
-  for (std::size_t si = 0; si < scenarios.size(); ++si) {
-    const Scenario& sc = scenarios[si];
-    const int index = int(si);
-    const std::vector<Grid> grids = feasible_grids(sc);
-    std::vector<Prediction> predictions;
-    Image image;
-    session.agree([&] {
-      if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
-      if (!session.is_root()) return;
-      image = random_image(sc.width, sc.height);
-      for (const auto& m : usable) {
-        planning::PlanRequest req;
-        req.width = sc.width;
-        req.height = sc.height;
-        req.options.sigma = sc.sigma;
-        req.procs = sc.procs;
-        req.model = m;
-        req.keep_all = true;
-        auto result = planning::plan_for(req, loaded);
-        predictions.push_back({m, result.plan, std::move(result.search.ranking)});
-      }
-    });
-    if (session.is_root())
-      progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(scenarios.size()) + ": " + to_string(sc) +
-               ", " + std::to_string(grids.size()) + " grids");
-    const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
-    std::vector<Observation> phases;
-    session.agree([&] {
-      phases = measure_phases(session, image, sc, index, grids, rep, session.is_root() ? progress : Progress{});
-    });
-    // The end-to-end set: each model's choice, the baseline and the best by measured phases.
-    std::string plan_text;
-    const Plan baseline = baseline_plan(grid_from_dims(mpi_dims(sc.procs)));
-    session.agree([&] {
-      if (!session.is_root()) return;
-      if (grid_from_dims(mpi_dims(sc.procs)) != grid_from_dims(balanced_dims(sc.procs)))
-        r.notes.push_back("MPI_Dims_create(" + std::to_string(sc.procs) + ") differs from the balanced split");
-      std::vector<Plan> required;
-      for (const auto& p : predictions) required.push_back(p.chosen);
-      const auto feasible = std::find(grids.begin(), grids.end(), baseline.grid) != grids.end();
-      if (feasible) required.push_back(baseline);
-      else r.notes.push_back("baseline grid " + tessera::to_string(baseline.grid) + " infeasible for " + to_string(sc));
-      plan_text = join_plans(select_end_to_end(phases, index, all_plans(grids), required, o.extra));
-    });
-    const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
-    std::vector<Observation> totals;
-    session.agree([&] {
-      totals = measure_end_to_end(session, image, sc, index, plans, rep, session.is_root() ? progress : Progress{});
-    });
-    session.agree([&] {
-      if (!session.is_root()) return;
-      attach_predictions(phases, predictions);
-      attach_predictions(totals, predictions);
-      for (auto& ob : phases) r.observations.push_back(std::move(ob));
-      for (auto& ob : totals) r.observations.push_back(std::move(ob));
-      for (const auto& p : predictions) r.decisions.push_back(decide(r.observations, index, p.model, p.chosen));
-      if (std::find(plans.begin(), plans.end(), baseline) != plans.end())
-        r.decisions.push_back(decide(r.observations, index, "baseline", baseline));
-    });
+// Every model's ranking of exactly sc.procs ranks (root only).
+std::vector<Prediction> predict(const Scenario& sc, const Parameters& p) {
+  std::vector<Prediction> predictions;
+  for (const auto& m : p.usable) {
+    planning::PlanRequest req;
+    req.width = sc.width;
+    req.height = sc.height;
+    req.options.sigma = sc.sigma;
+    req.procs = sc.procs;
+    req.model = m;
+    req.keep_all = true;
+    auto result = planning::plan_for(req, p.loaded);
+    predictions.push_back({m, result.plan, std::move(result.search.ranking)});
   }
+  return predictions;
+}
 
+// The end-to-end set (root only): each model's choice, the baseline and the best by
+// measured phases.
+std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vector<Grid>& grids,
+                                   const std::vector<Observation>& phases,
+                                   const std::vector<Prediction>& predictions, const Plan& baseline, int extra,
+                                   Results& r) {
+  if (grid_from_dims(mpi_dims(sc.procs)) != grid_from_dims(balanced_dims(sc.procs)))
+    r.notes.push_back("MPI_Dims_create(" + std::to_string(sc.procs) + ") differs from the balanced split");
+  std::vector<Plan> required;
+  for (const auto& p : predictions) required.push_back(p.chosen);
+  const auto feasible = std::find(grids.begin(), grids.end(), baseline.grid) != grids.end();
+  if (feasible) required.push_back(baseline);
+  else r.notes.push_back("baseline grid " + tessera::to_string(baseline.grid) + " infeasible for " + to_string(sc));
+  return select_end_to_end(phases, index, all_plans(grids), required, extra);
+}
+
+// One scenario: predict, measure the phases, choose and measure the end-to-end plans,
+// then judge every model's decision. Collective.
+void run_scenario(const Session& session, const Options& o, const Parameters& params, std::size_t si,
+                  Results& r) {
+  const Scenario& sc = r.scenarios[si];
+  const int index = int(si);
+  const std::vector<Grid> grids = feasible_grids(sc);
+  std::vector<Prediction> predictions;
+  Image image;
+  session.agree([&] {
+    if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
+    if (!session.is_root()) return;
+    image = random_image(sc.width, sc.height);
+    predictions = predict(sc, params);
+  });
+  if (session.is_root())
+    progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(r.scenarios.size()) + ": " + to_string(sc) +
+             ", " + std::to_string(grids.size()) + " grids");
+  const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
+  const Progress report = session.is_root() ? progress : Progress{};
+  std::vector<Observation> phases;
+  session.agree([&] { phases = measure_phases(session, image, sc, index, grids, rep, report); });
+  std::string plan_text;
+  const Plan baseline = baseline_plan(grid_from_dims(mpi_dims(sc.procs)));
   session.agree([&] {
     if (!session.is_root()) return;
-    int left_out = 0, taken = 0;
-    for (const auto& ob : r.observations) {
-      left_out += ob.measured.disturbed;
-      taken += ob.measured.samples + ob.measured.disturbed;
+    plan_text = join_plans(end_to_end_plans(sc, index, grids, phases, predictions, baseline, o.extra, r));
+  });
+  const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
+  std::vector<Observation> totals;
+  session.agree([&] { totals = measure_end_to_end(session, image, sc, index, plans, rep, report); });
+  session.agree([&] {
+    if (!session.is_root()) return;
+    attach_predictions(phases, predictions);
+    attach_predictions(totals, predictions);
+    for (auto& ob : phases) r.observations.push_back(std::move(ob));
+    for (auto& ob : totals) r.observations.push_back(std::move(ob));
+    for (const auto& p : predictions) r.decisions.push_back(decide(r.observations, index, p.model, p.chosen));
+    if (std::find(plans.begin(), plans.end(), baseline) != plans.end())
+      r.decisions.push_back(decide(r.observations, index, "baseline", baseline));
+  });
+}
+
+// Root only: the summary JSON, the perfdb record and the files, then the report.
+void finish(const Session& session, const Options& o, Results& r, const std::string& machine_name,
+            std::chrono::steady_clock::time_point started) {
+  int left_out = 0, taken = 0;
+  for (const auto& ob : r.observations) {
+    left_out += ob.measured.disturbed;
+    taken += ob.measured.samples + ob.measured.disturbed;
+  }
+  r.notes.push_back(o.keep_disturbed
+                        ? "every sample counts, also those during which a rank was preempted (--keep-disturbed)"
+                        : std::to_string(left_out) + " of " + std::to_string(taken) +
+                              " samples left out: a rank was preempted during them (involuntary context "
+                              "switch); --keep-disturbed keeps them");
+  nlohmann::json summary = summary_json(r.observations, r.decisions, r.models);
+  if (!o.no_perfdb) {
+    try {
+      record_in_perfdb(o, r, machine_name, session.size());
+    } catch (const Error& e) {
+      r.notes.push_back(std::string("validation run not stored in the perfdb: ") + e.what());
+      progress("warning: " + r.notes.back());
     }
-    r.notes.push_back(o.keep_disturbed
-                          ? "every sample counts, also those during which a rank was preempted (--keep-disturbed)"
-                          : std::to_string(left_out) + " of " + std::to_string(taken) +
-                                " samples left out: a rank was preempted during them (involuntary context "
-                                "switch); --keep-disturbed keeps them");
-    nlohmann::json summary = summary_json(r.observations, r.decisions, r.models);
-    if (!o.no_perfdb) {
-      try {
-        record_in_perfdb(o, r, machine_name, session.size());
-      } catch (const Error& e) {
-        r.notes.push_back(std::string("validation run not stored in the perfdb: ") + e.what());
-        progress("warning: " + r.notes.back());
-      }
-    }
-    write_outputs(o, r, machine_name);
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    summary["machine"] = machine_name;
-    summary["ranks"] = session.size();
-    summary["scenarios"] = nlohmann::json::array();
-    for (const auto& s : r.scenarios) summary["scenarios"].push_back(to_json(s));
-    summary["repeats"] = o.repeats;
-    summary["keep_disturbed"] = o.keep_disturbed;
-    int disturbed = 0, samples = 0;
-    for (const auto& ob : r.observations) {
-      disturbed += ob.measured.disturbed;
-      samples += ob.measured.samples + ob.measured.disturbed;
-    }
-    summary["samples"] = samples;
-    summary["disturbed_samples_left_out"] = disturbed;
-    summary["notes"] = r.notes;
-    summary["output"] = o.output.string();
-    summary["wall_seconds"] = wall;
-    progress("wrote " + (o.output / "index.md").string() + " in " + fmt(wall, 1) + " s");
-    std::cerr << summary_table(summary, r.models);
-    if (o.json) std::cout << summary.dump(2) << std::endl;
-    else std::cout << summary_table(summary, r.models);
+  }
+  write_outputs(o, r, machine_name);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary["machine"] = machine_name;
+  summary["ranks"] = session.size();
+  summary["scenarios"] = nlohmann::json::array();
+  for (const auto& s : r.scenarios) summary["scenarios"].push_back(to_json(s));
+  summary["repeats"] = o.repeats;
+  summary["keep_disturbed"] = o.keep_disturbed;
+  summary["samples"] = taken;
+  summary["disturbed_samples_left_out"] = left_out;
+  summary["notes"] = r.notes;
+  summary["output"] = o.output.string();
+  summary["wall_seconds"] = wall;
+  progress("wrote " + (o.output / "index.md").string() + " in " + fmt(wall, 1) + " s");
+  std::cerr << summary_table(summary, r.models);
+  if (o.json) std::cout << summary.dump(2) << std::endl;
+  else std::cout << summary_table(summary, r.models);
+}
+
+int run(const Session& session, int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  Options o;
+  std::vector<std::string> models;
+  Results r;
+  if (!parse_options(session, argc, argv, o, models, r.scenarios)) return 0;
+  const Parameters params = load_parameters(session, o, models, r);
+  r.models = params.usable;
+  for (std::size_t si = 0; si < r.scenarios.size(); ++si) run_scenario(session, o, params, si, r);
+  session.agree([&] {
+    if (session.is_root()) finish(session, o, r, params.machine_name, started);
   });
   return 0;
 }

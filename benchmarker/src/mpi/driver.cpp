@@ -54,6 +54,30 @@ Topology discover_topology(MPI_Comm world) {
   return t;
 }
 
+std::pair<std::string, std::string> mpi_library() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, std::size_t(len));
+  s = s.substr(0, s.find_first_of(",\n"));
+  // "Open MPI v4.1.4" -> ("Open MPI", "4.1.4")
+  const auto v = s.rfind(" v");
+  if (v == std::string::npos) return {s, ""};
+  return {s.substr(0, v), s.substr(v + 2)};
+}
+
+PairComm::PairComm(const RankPair& p) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const bool member = rank == p.a || rank == p.b;
+  MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank == p.a ? 0 : 1, &comm_);
+  if (member) MPI_Comm_set_errhandler(comm_, MPI_ERRORS_ARE_FATAL);
+}
+
+PairComm::~PairComm() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
 void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
                 Clock::time_point deadline, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,

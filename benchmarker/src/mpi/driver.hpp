@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <utility>
+
+#include "../placement.hpp"
 #include "../schedule.hpp"
 
 namespace tessera::bench {
@@ -29,7 +32,27 @@ struct Topology {
 
 /// Node placement from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); nodes are numbered by
 /// their lowest world rank. Collective over `world`.
-Topology discover_topology(MPI_Comm world);
+Topology discover_topology(MPI_Comm world = MPI_COMM_WORLD);
+
+/// The MPI library's name and version, e.g. ("Open MPI", "4.1.4"). Local.
+std::pair<std::string, std::string> mpi_library();
+
+/// The two-rank communicator of a measured pair: world rank p.a is its rank 0 (times),
+/// p.b its rank 1; MPI_COMM_NULL on every other rank. MPI errors on it abort (as they
+/// did before the program's Session made world errors return codes). Collective over
+/// MPI_COMM_WORLD; freed by the destructor.
+class PairComm {
+ public:
+  explicit PairComm(const RankPair& p);
+  ~PairComm();
+  PairComm(const PairComm&) = delete;
+  PairComm& operator=(const PairComm&) = delete;
+  bool member() const { return comm_ != MPI_COMM_NULL; }
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
 
 /// One sample's description, shipped from the timing rank to the peer each round
 /// (trivially copyable). Field meaning depends on the mode.

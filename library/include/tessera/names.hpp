@@ -20,6 +20,9 @@ enum class ExchangeAlgorithm { four_step, nonblocking };
 enum class Path { send, recv, full };
 /// Memory layout of a message at sender then receiver (c = contiguous).
 enum class Layout { cc, cn, nc, nn };
+/// Where a pair of ranks sits: same node (shared memory) or different nodes. The
+/// perfdb stores it per record; the scheduler prices each pair with its level.
+enum class Level { intra, inter };
 
 inline constexpr std::array kScatterAlgorithms{ScatterAlgorithm::oft, ScatterAlgorithm::sbt,
                                                ScatterAlgorithm::mpi, ScatterAlgorithm::bcast};
@@ -36,6 +39,7 @@ std::string_view to_string(GatherAlgorithm a);
 std::string_view to_string(ExchangeAlgorithm a);
 std::string_view to_string(Path p);
 std::string_view to_string(Layout l);
+std::string_view to_string(Level l);  ///< "intra" / "inter"
 
 /// Parse a canonical name; throws InvalidArgument naming the bad value and the
 /// accepted ones. Local.
@@ -44,6 +48,7 @@ GatherAlgorithm parse_gather(std::string_view name);
 ExchangeAlgorithm parse_exchange(std::string_view name);
 Path parse_path(std::string_view name);
 Layout parse_layout(std::string_view name);
+Level parse_level(std::string_view name);
 
 /// Layout from "is the sender's block contiguous" and "is the receiver's".
 constexpr Layout make_layout(bool send_contiguous, bool recv_contiguous) {

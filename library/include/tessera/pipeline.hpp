@@ -10,9 +10,12 @@
 namespace tessera {
 
 /// Wall-clock seconds spent in each phase (maximum over ranks, measured on the root).
-struct PhaseTimes {
+/// (The scheduler's predictions per phase are scheduler::PhaseMicros, in µs.)
+struct PhaseSeconds {
   double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;
 };
+/// The former name, kept until tessera-gauss and tessera-validate's measure.cpp switch.
+using PhaseTimes = PhaseSeconds;
 
 /// Computes options.derivatives of `image` with the decomposition `plan` and returns
 /// them on the root (empty vector elsewhere). `image` is used on the root only.
@@ -21,6 +24,6 @@ struct PhaseTimes {
 /// by barriers and timed. Collective.
 std::vector<Image> gaussian_derivatives(const Session& session, const Image& image,
                                         const GaussianOptions& options, const Plan& plan,
-                                        PhaseTimes* times = nullptr);
+                                        PhaseSeconds* times = nullptr);
 
 }  // namespace tessera

@@ -37,11 +37,16 @@ class Session {
   int threads_for(int active_procs) const;
   bool is_root() const { return rank() == 0; }
 
+  /// How a rank waits for the others in agree(): `spin` is MPI's own blocking wait
+  /// (lowest latency; Open MPI busy-polls a core), `sleep` tests every 2 ms and sleeps
+  /// in between, so ranks idling while others are being timed leave the cores alone.
+  enum class Wait { spin, sleep };
+
   /// Runs `step` on every rank, then agrees collectively whether it succeeded
   /// everywhere. If it threw on any rank, every rank throws tessera::Error with the
   /// message of the lowest failing rank, so all ranks stop together without hanging
   /// in a later collective. Collective.
-  void agree(const std::function<void()>& step) const;
+  void agree(const std::function<void()>& step, Wait wait = Wait::spin) const;
 
   /// Barrier. Collective.
   void barrier() const;

@@ -11,7 +11,7 @@
 namespace tessera {
 
 std::vector<Image> gaussian_derivatives(const Session& session, const Image& image,
-                                        const GaussianOptions& options, const Plan& plan, PhaseTimes* times) {
+                                        const GaussianOptions& options, const Plan& plan, PhaseSeconds* times) {
   const detail::Comm& world = session.comm();
   int size[2] = {image.width(), image.height()};
   detail::check(MPI_Bcast(size, 2, MPI_INT, 0, world.comm), "MPI_Bcast");

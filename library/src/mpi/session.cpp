@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -79,7 +80,7 @@ double Session::peak_rss_bytes() {
   return double(usage.ru_maxrss) * 1024.0;  // Linux reports kilobytes
 }
 
-void Session::agree(const std::function<void()>& step) const {
+void Session::agree(const std::function<void()>& step, Wait wait) const {
   std::string message;
   bool failed = false;
   // The kind travels with the message so every rank rethrows the same type.
@@ -97,7 +98,16 @@ void Session::agree(const std::function<void()>& step) const {
   }
   const int mine = failed ? comm_->rank : comm_->size;
   int first_failed = comm_->size;
-  detail::check(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm_->comm), "MPI_Allreduce");
+  if (wait == Wait::spin) {
+    detail::check(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm_->comm), "MPI_Allreduce");
+  } else {
+    MPI_Request request;
+    detail::check(MPI_Iallreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm_->comm, &request), "MPI_Iallreduce");
+    int done = 0;
+    for (detail::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test"); !done;
+         detail::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   if (first_failed == comm_->size) return;
   int header[2] = {int(message.size()), kind};
   detail::check(MPI_Bcast(header, 2, MPI_INT, first_failed, comm_->comm), "MPI_Bcast");

@@ -17,18 +17,17 @@ namespace tessera::perfdb {
 /// Database row id (SQLite rowid). 0 means "not stored yet".
 using Id = std::int64_t;
 
-/// Where a measured pair of ranks sits: same node (shared memory) or different nodes.
-enum class Level { intra, inter };
+/// Where a measured pair of ranks sits (tessera/names.hpp, shared with the scheduler).
+using tessera::Level;
 /// State of a run. Only `complete` runs serve planning; `running` is a run in progress
 /// or one whose writer died; `failed` was ended by mark_failed or abandoned.
 enum class RunStatus { running, complete, failed };
 
-/// "intra" / "inter". Local.
-std::string_view to_string(Level level);
+using tessera::to_string;  // of Level
 /// "running" / "complete" / "failed". Local.
 std::string_view to_string(RunStatus status);
 /// Parse the names above; throws tessera::InvalidArgument naming the bad value.
-Level parse_level(std::string_view name);
+using tessera::parse_level;
 RunStatus parse_run_status(std::string_view name);
 
 /// A machine's fingerprint. `name` is the key users type (`--machine NAME`); it defaults

@@ -15,11 +15,10 @@
 
 namespace tessera::scheduler {
 
-/// Communication level of a rank pair: same node (shared memory) or across nodes.
-enum class Level { intra, inter };
-std::string_view to_string(Level level);
-/// "intra" or "inter"; throws InvalidArgument otherwise.
-Level parse_level(std::string_view name);
+// Communication level of a rank pair (tessera/names.hpp, shared with the perfdb).
+using tessera::Level;
+using tessera::parse_level;
+using tessera::to_string;
 
 /// P-3PC curves of noncontiguous messages shaped as the library sends them: rows of
 /// `row_bytes` each (a tile's rows for a scatter or gather, a halo's rows for an
@@ -84,7 +83,7 @@ struct Log3pLevel {
 
 /// LogGP parameters valid for messages of at least `min_bytes` bytes (LogGP paper
 /// section 2.6: one set per detected protocol). L, o, g in µs, G in µs per byte.
-struct LoggpRange {
+struct LoggpParams {
   double min_bytes = 0;
   double L = 0, o = 0, g = 0, G = 0;
 };
@@ -114,7 +113,7 @@ struct MachineParams {
   std::string name;
   std::array<P3pcTable, 2> p3pc;                 ///< index: Level
   std::array<Log3pLevel, 2> log3p;               ///< index: Level
-  std::array<std::vector<LoggpRange>, 2> loggp;  ///< index: Level, sorted by min_bytes
+  std::array<std::vector<LoggpParams>, 2> loggp;  ///< index: Level, sorted by min_bytes
   LogpcParams logpc;
   ComputeTable compute;
   CopyCost copy;  ///< local copies and mirroring around the communication
@@ -136,7 +135,7 @@ std::string to_csv(const P3pcTable& table);
 /// LogGP parameters derived from a P-3PC table when none were measured, per protocol
 /// range between measured sizes: o = g = T_send,cc(0), L = T_full,cc(0) - 2o (at
 /// least 0), G = slope of T_full,cc on the range.
-std::vector<LoggpRange> loggp_from_p3pc(const P3pcTable& table);
+std::vector<LoggpParams> loggp_from_p3pc(const P3pcTable& table);
 /// log_3P parameters derived from a P-3PC table: o_mw(s) = T_full,cc(s) (the whole
 /// contiguous cost, o_net = 0), l_mw(s) = T_full,nn(s) - T_full,cc(s) (at least 0).
 Log3pLevel log3p_from_p3pc(const P3pcTable& table);

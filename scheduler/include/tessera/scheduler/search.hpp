@@ -16,14 +16,14 @@ namespace tessera::scheduler {
 
 /// Predicted time of one run, µs, per phase (each phase already multiplied by how often
 /// the pipeline runs it: scatters, exchanges, gathers).
-struct PhaseTimes {
+struct PhaseMicros {
   double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;
 };
 
 /// One priced plan.
 struct Candidate {
   Plan plan;
-  PhaseTimes predicted;
+  PhaseMicros predicted;
 };
 
 /// A grid the search excluded, and why (from tessera::infeasibility).
@@ -42,8 +42,12 @@ struct SearchRequest {
   /// Simulate every phase when the number of ranks over all grids searched is at most
   /// this (real tiles and placement); price the rest with the fast forms.
   std::size_t simulate_rank_budget = 50000;
-  /// Keep and sort every candidate (for the ranking); off keeps only the best per grid.
+  /// Rank every algorithm combination of a grid; off offers only the best per grid.
   bool keep_all = true;
+  /// Keep only this many candidates, the best (0 = keep all). With a limit the search
+  /// holds at most `keep` candidates and `keep` exclusions at any time (grids are priced
+  /// in blocks), so memory stays bounded at any max_procs; counts cover all of them.
+  std::size_t keep = 0;
   /// Price grids on several threads (TBB). The result is the same either way.
   bool parallel = true;
 };
@@ -53,7 +57,9 @@ struct SearchResult {
   Pricing pricing = Pricing::fast;
   bool compute_priced = false;
   std::vector<Candidate> ranking;  ///< best first; ties broken by P, then X, then algorithm order
-  std::vector<Excluded> excluded;
+  std::vector<Excluded> excluded;  ///< in grid order; the first `keep` when the request had a limit
+  std::size_t candidates = 0;      ///< candidates priced (ranking holds the best `keep` of them)
+  std::size_t excluded_grids = 0;  ///< grids excluded (excluded lists the first `keep`)
   /// Best candidate. Throws InfeasiblePlan if every grid was excluded.
   const Candidate& chosen() const;
 };
@@ -71,8 +77,9 @@ bool better(const Candidate& a, const Candidate& b);
 
 /// SPEC's plan JSON: {"chosen": c, "candidates": [c...]}, c = {"procs", "grid",
 /// "scatter", "gather", "exchange", "model", "predicted_us": {"scatter", "exchange",
-/// "compute", "gather", "total"}}, plus "excluded", "pricing", "compute_priced".
-/// `limit` caps the candidates listed (0 = all).
+/// "compute", "gather", "total"}}, plus "excluded", "candidates_total" and
+/// "excluded_total" (counts, also of what the lists leave out), "pricing", "compute_priced".
+/// `limit` caps the candidates listed (0 = all the result kept).
 nlohmann::json to_json(const SearchResult& result, std::size_t limit = 0);
 nlohmann::json to_json(const Candidate& candidate, ModelKind model);
 

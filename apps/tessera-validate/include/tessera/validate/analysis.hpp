@@ -38,10 +38,8 @@ struct Spread {
   int samples = 0;    ///< samples behind the figures
   int disturbed = 0;  ///< samples left out because a rank was descheduled during them
 };
-/// Quantile q in [0, 1] with linear interpolation between order statistics (R type 7).
-/// Throws InvalidArgument on an empty vector or q outside [0, 1].
-double quantile(std::vector<double> values, double q);
-/// Median, q1 (0.25) and q3 (0.75) of `samples`; throws InvalidArgument when empty.
+/// Median, q1 (0.25) and q3 (0.75) of `samples` (tessera::stats quantiles, type 7);
+/// throws InvalidArgument when empty.
 Spread summarize(const std::vector<double>& samples);
 
 /// One timed sample: µs, and whether some rank was preempted during it (an involuntary
@@ -71,7 +69,7 @@ std::string_view to_string(Phase p);
 /// One measured thing: a phase of one grid with one algorithm (only the grid and the
 /// phase's algorithm of `plan` matter; compute depends on the grid alone), or the whole
 /// pipeline of `plan`. Times in µs, already multiplied by how often the pipeline runs
-/// the phase (as the scheduler's PhaseTimes count them).
+/// the phase (as the scheduler's PhaseMicros count them).
 struct Observation {
   int scenario = 0;  ///< index into the scenario list
   Phase phase = Phase::total;
