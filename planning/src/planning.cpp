@@ -69,17 +69,17 @@ bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vec
 void fill_log3p(scheduler::MachineParams& m, const perfdb::RunData& run) {
   std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> pts;
   for (const auto& p : run.log3p) {
-    if (p.name != "o_mw" && p.name != "l_mw" && p.name != "o_net") continue;
+    if (p.name != perfdb::kLog3pOmw && p.name != perfdb::kLog3pLmw && p.name != perfdb::kLog3pOnet) continue;
     // l_mw is kept for strided transfers only; averaged over strides at equal sizes.
-    if (p.name == "l_mw" && p.stride_bytes == 0) continue;
+    if (p.name == perfdb::kLog3pLmw && p.stride_bytes == 0) continue;
     pts[{int(level_of(p.level)), p.name}].emplace_back(double(p.size_bytes), p.value_us);
   }
   for (auto& [key, v] : pts) {
     auto& lv = m.log3p[std::size_t(key.first)];
     PiecewiseLinear f(std::move(v));
-    if (key.second == "o_mw")
+    if (key.second == perfdb::kLog3pOmw)
       lv.o_mw = f;
-    else if (key.second == "l_mw")
+    else if (key.second == perfdb::kLog3pLmw)
       lv.l_mw = f;
     else
       lv.o_net = f;
@@ -110,9 +110,9 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
     }
     if (c.axis != "x" && c.axis != "y") continue;
     // The benchmarker names odd-order (antisymmetric) passes "filter_odd".
-    if (c.operation != "filter" && c.operation != "filter_odd") continue;
+    if (c.operation != perfdb::kComputeFilter && c.operation != perfdb::kComputeFilterOdd) continue;
     passes.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel,
-                      c.operation == "filter_odd"});
+                      c.operation == perfdb::kComputeFilterOdd});
   }
   if (!pipeline.empty()) passes.clear();
   return scheduler::ComputeTable(std::move(passes), std::move(pipeline));
