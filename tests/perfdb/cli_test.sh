@@ -100,6 +100,33 @@ bad_input)
   echo '{"chosen": {}}' >plan.json
   expect_error 1 "not a tessera-perfdb JSON" -- "$tool" --perfdb a.sqlite import --json plan.json
   ;;
+import_rules)
+  # CSV and JSON imports follow the same rules, and a refused import changes nothing.
+  "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
+    fail "import"
+  cp a.sqlite a.orig
+  printf 'path,layout,floats,time_us\nsend,cc,0,1\nsend,cc,4,2\nfull,cc,0,3\n' >three.csv
+  expect_error 1 "three.csv: incomplete inter-node P-3PC table: no samples for send,cn" -- \
+    "$tool" --perfdb a.sqlite import --csv three.csv --machine three
+  sed 's/^send,cc,1024,.*/send,cc,1024,1e308/' "$data/das_table1.csv" >huge.csv
+  expect_error 1 "huge.csv:3: bad time_us 1e+308 (too large" -- \
+    "$tool" --perfdb a.sqlite import --csv huge.csv --machine huge
+  sed 's/^send,cc,1024,.*/send,cc,99999999999999999999,1/' "$data/das_table1.csv" >bigint.csv
+  expect_error 1 "bad floats '99999999999999999999' (too large" -- \
+    "$tool" --perfdb a.sqlite import --csv bigint.csv --machine big
+  "$tool" --perfdb a.sqlite export --json >das.json || fail "export json"
+  # The first P-3PC time negative: refused by JSON import as by CSV import.
+  awk '/"median_us"/ && !done {sub(/: [0-9.e+-]+/, ": -5"); done=1} {print}' das.json >neg.json
+  grep -q '"median_us": -5' neg.json || fail "test setup: no negative time in neg.json"
+  expect_error 1 "neg.json: runs.0..p3pc.0.: bad median_us -5 (must be >= 0)" -- \
+    "$tool" --perfdb a.sqlite import --json neg.json --machine neg
+  cmp a.sqlite a.orig || fail "a refused import changed the database"
+  [[ ! -e a.sqlite-wal || ! -s a.sqlite-wal ]] || fail "a refused import left a write-ahead log"
+  expect_error 1 "incomplete" -- "$tool" --perfdb new.sqlite import --csv three.csv --machine t
+  [[ ! -e new.sqlite ]] || fail "a refused import created the database"
+  "$tool" --perfdb a.sqlite import --json das.json --machine das2 2>/dev/null ||
+    fail "a valid export is refused"
+  ;;
 corrupt_refused)
   "$tool" --perfdb good.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
     fail "import"
