@@ -38,6 +38,7 @@ constexpr const char* kUsage =
     "                                     a new machine with one complete run (CSV) or the\n"
     "                                     runs of a JSON export\n"
     "  delete --run ID | --machine NAME\n"
+    "  migrate                            bring an older database's schema up to date\n"
     "\n"
     "Without --run, show/export use the latest complete run of the machine; without\n"
     "--machine, the machine named like this host, else the only machine in the database.\n"
@@ -313,17 +314,21 @@ std::string read_file(const std::string& path) {
 
 // --- commands ----------------------------------------------------------------------
 
-Store open_existing(const fs::path& path) {
+// list, show and export only read: they open read-only, so they work in a read-only
+// directory and never create, fill or migrate a file.
+Store open_for_reading(const fs::path& path) { return Store(path, Store::Mode::read_only); }
+
+// delete and migrate change an existing database; neither creates one.
+Store open_existing_for_writing(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw IoError("no performance database at " + path.string() +
                   " (run the benchmarker, import one, or pass --perfdb PATH)");
-  return Store(
-      path, ::access(path.c_str(), W_OK) == 0 ? Store::Mode::read_write : Store::Mode::read_only);
+  return Store(path, Store::Mode::read_write);
 }
 
 int cmd_list(const Options& o, const fs::path& db) {
-  Store store = open_existing(db);
+  Store store = open_for_reading(db);
   std::cout << "Database " << store.path().string() << "\n\nMachines\n";
   std::vector<std::vector<std::string>> rows{
       {"name", "host", "cpu", "cores", "mpi", "ranks/node", "nodes", "origin"}};
@@ -354,7 +359,7 @@ int cmd_list(const Options& o, const fs::path& db) {
 }
 
 int cmd_show(const Options& o, const fs::path& db) {
-  Store store = open_existing(db);
+  Store store = open_for_reading(db);
   show_run(std::cout, store.load_run(select_run(store, o).id));
   return 0;
 }
@@ -364,7 +369,7 @@ int cmd_export(const Options& o, const fs::path& db) {
     throw UsageError("export needs exactly one of --csv and --json");
   if ((o.csv && !o.csv->empty()) || (o.json && !o.json->empty()))
     throw UsageError("export takes no file after --csv/--json; use --output FILE");
-  Store store = open_existing(db);
+  Store store = open_for_reading(db);
   if (o.csv) {
     const RunData d = store.load_run(select_run(store, o).id);
     const Level level = o.level ? parse_level(*o.level) : default_csv_level(d.p3pc);
@@ -436,7 +441,7 @@ int cmd_import(const Options& o, const fs::path& db) {
 int cmd_delete(const Options& o, const fs::path& db) {
   if (o.run.has_value() == o.machine.has_value())
     throw UsageError("delete needs exactly one of --run ID and --machine NAME");
-  Store store = open_existing(db);
+  Store store = open_existing_for_writing(db);
   if (o.run) {
     store.delete_run(*o.run);
     std::cerr << "tessera-perfdb: deleted run " << *o.run << "\n";
@@ -446,6 +451,13 @@ int cmd_delete(const Options& o, const fs::path& db) {
     store.delete_machine(m->id);
     std::cerr << "tessera-perfdb: deleted machine '" << m->name << "' and its runs\n";
   }
+  return 0;
+}
+
+int cmd_migrate(const fs::path& db) {
+  open_existing_for_writing(db);  // a read-write open brings an older schema up to date
+  std::cerr << "tessera-perfdb: " << db.string() << " is at schema version " << kSchemaVersion
+            << "\n";
   return 0;
 }
 
@@ -489,7 +501,7 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
   if (args.empty())
-    throw UsageError("missing command (list, show, export, import, delete); see --help");
+    throw UsageError("missing command (list, show, export, import, delete, migrate); see --help");
   o.command = args.front();
   auto get = [&](const char* k) -> std::optional<std::string> {
     if (!vm.count(k)) return std::nullopt;
@@ -532,8 +544,9 @@ int run_cli(int argc, char** argv) {
   if (o.command == "export") return cmd_export(o, db);
   if (o.command == "import") return cmd_import(o, db);
   if (o.command == "delete") return cmd_delete(o, db);
+  if (o.command == "migrate") return cmd_migrate(db);
   throw UsageError("unknown command '" + o.command +
-                   "' (expected list, show, export, import or delete)");
+                   "' (expected list, show, export, import, delete or migrate)");
 }
 
 }  // namespace
