@@ -173,20 +173,30 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   const bool this_host = name == host;
   const auto db = perfdb::resolve_perfdb_path(perfdb_path);
 
-  LoadedMachine out;
+  // Only the per-user default database may be absent (a first run: the bundled table
+  // with a note). A database the user named, or one that exists, is opened read-only,
+  // and any failure to read it is the user's error with its reason, never a fallback.
+  std::error_code ec;
+  const bool absent = !std::filesystem::exists(db, ec) &&
+                      (!ec || ec == std::errc::no_such_file_or_directory);
   std::optional<perfdb::Store> store;
-  std::string db_problem;
-  if (!std::filesystem::exists(db)) {
-    db_problem = "no perfdb at " + db.string();
-  } else {
-    try {
-      store.emplace(db, perfdb::Store::Mode::read_only);
-    } catch (const Error& e) {
-      db_problem = std::string("cannot read perfdb: ") + e.what();
-    }
-  }
+  if (perfdb::perfdb_path_is_named(perfdb_path) || !absent)
+    store.emplace(db, perfdb::Store::Mode::read_only);
+
+  LoadedMachine out;
   std::optional<Found> found;
-  if (store) found = find_in_store(*store, name);
+  if (store) {
+    found = find_in_store(*store, name);
+    if (!found || !found->comm)
+      throw InvalidArgument("machine '" + name + "' has no P-3PC measurements in perfdb " + db.string() +
+                            (this_host ? " (measure it: mpirun -n 2 tessera-bench --quick)"
+                                       : " (import a table with tessera-perfdb import --csv FILE --machine " +
+                                             name + ")"));
+  } else if (!this_host) {
+    throw InvalidArgument("machine '" + name + "': no perfdb at " + db.string() +
+                          " (import a table with tessera-perfdb import --csv FILE --machine " + name +
+                          ", or pass --perfdb PATH)");
+  }
 
   if (found && found->comm) {
     auto& m = out.params;
@@ -215,16 +225,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
         out.notes.push_back("machine '" + name + "': the " + std::string(to_string(lv)) +
                             " P-3PC table lacks some path/layout curves; p3pc needs all twelve");
   } else {
-    if (!this_host) {
-      throw InvalidArgument("machine '" + name + "' has no P-3PC measurements in " +
-                            (db_problem.empty() ? "perfdb " + db.string() : db_problem) +
-                            " (import a table with tessera-perfdb import --csv FILE --machine " + name + ")");
-    }
     out.params = bundled_default_machine();
     out.bundled_default = true;
     out.origin = "bundled default (P-3PC paper Table 1, DAS cluster 2001) — a placeholder, not this machine";
-    out.notes.push_back("no perfdb entry for this machine (" + name +
-                        (db_problem.empty() ? "" : "; " + db_problem) +
+    out.notes.push_back("no perfdb at " + db.string() + " for this machine (" + name +
                         "); using bundled default P-3PC table (paper's DAS numbers); run tessera-bench to "
                         "measure this machine");
   }
