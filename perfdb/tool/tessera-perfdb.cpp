@@ -1,9 +1,14 @@
 // tessera-perfdb: list, show, export, import and delete what the performance database
 // holds. Export output goes to stdout (or --output FILE); messages go to stderr.
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -274,33 +279,84 @@ Run select_run(const Store& store, const Options& o) {
   throw InvalidArgument("machine '" + m.name + "' has no complete run");
 }
 
-// Write to FILE via a temporary name in the same directory, so a reader never sees a
-// half-written file; without --output write to stdout.
-void emit(const Options& o, const std::string& text) {
-  if (!o.output) {
-    std::cout << text << std::flush;
-    if (!std::cout) throw IoError("cannot write to standard output");
-    return;
-  }
-  const fs::path target(*o.output);
-  fs::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw IoError("cannot write " + target.string());
+// --output FILE appears whole or not at all: the text goes to a temporary file in the
+// same directory (named ".FILE.tessera-tmp.PID"), is fsynced, and is renamed over
+// FILE; then the directory is fsynced so the rename survives a crash. A run killed in
+// between leaves its temporary file; the next export to FILE removes it (its PID is gone).
+constexpr const char* kTmpMark = ".tessera-tmp.";
+
+[[noreturn]] void write_failed(const fs::path& target, const char* step, int err) {
+  throw IoError("cannot write " + target.string() + " (" + step + "): " + std::strerror(err));
+}
+
+void remove_stale_temporaries(const fs::path& dir, const std::string& prefix) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
     }
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw IoError("cannot write " + target.string() + ": " + ec.message());
+}
+
+// 0, or the errno of the failed write.
+int write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;  // no progress and no errno: never report "Success"
+    done += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+void write_whole_file(const fs::path& target, const std::string& text) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = "." + target.filename().string() + kTmpMark;
+  remove_stale_temporaries(dir, prefix);
+  const fs::path tmp = dir / (prefix + std::to_string(::getpid()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) write_failed(target, "create temporary file", errno);
+  auto give_up = [&](const char* step, int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    write_failed(target, step, err);
+  };
+  if (const int err = write_all(fd, text)) give_up("write", err);
+  if (::fsync(fd) != 0) give_up("fsync", errno);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(target, "close", err);
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(target, "rename", err);
+  }
+  // The file is complete under its name; a directory that cannot be synced (some file
+  // systems refuse) only weakens crash durability, so it is not an error.
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+// Without --output, write to stdout.
+void emit(const Options& o, const std::string& text) {
+  if (!o.output) {
+    std::cout.flush();
+    if (const int err = write_all(STDOUT_FILENO, text))
+      throw IoError(std::string("cannot write to standard output: ") + std::strerror(err));
+    return;
+  }
+  write_whole_file(*o.output, text);
 }
 
 std::string read_file(const std::string& path) {

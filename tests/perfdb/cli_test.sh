@@ -127,6 +127,27 @@ import_rules)
   "$tool" --perfdb a.sqlite import --json das.json --machine das2 2>/dev/null ||
     fail "a valid export is refused"
   ;;
+export_output)
+  # --output FILE is all or nothing, failures give the system's reason, and a temporary
+  # file left by a killed export is removed by the next one.
+  "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
+    fail "import"
+  "$tool" --perfdb a.sqlite export --csv >stdout.csv || fail "export to stdout"
+  touch .out.csv.tessera-tmp.999999999 .other.csv.tessera-tmp.999999999
+  "$tool" --perfdb a.sqlite export --csv --output out.csv || fail "export --output"
+  cmp stdout.csv out.csv || fail "--output differs from stdout"
+  [[ ! -e .out.csv.tessera-tmp.999999999 ]] || fail "stale temporary file not removed"
+  [[ -e .other.csv.tessera-tmp.999999999 ]] || fail "another file's temporary was removed"
+  [[ -z $(ls -A | grep "^\.out\.csv\.tessera-tmp") ]] || fail "temporary file left: $(ls -A)"
+  expect_error 1 "cannot write missing/out.csv (create temporary file): No such file or directory" -- \
+    "$tool" --perfdb a.sqlite export --csv --output missing/out.csv
+  mkdir adir
+  expect_error 1 "Is a directory" -- "$tool" --perfdb a.sqlite export --json --output adir
+  [[ -z $(ls -A adir) && -z $(ls -A | grep "^\.adir\.") ]] || fail "a failed export left files"
+  expect_error 1 "cannot write to standard output: No space left on device" -- \
+    bash -c "\"\$0\" --perfdb a.sqlite export --csv >/dev/full" "$tool"
+  ! grep -rq "Success" err.txt || fail "an error said Success"
+  ;;
 corrupt_refused)
   "$tool" --perfdb good.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
     fail "import"
