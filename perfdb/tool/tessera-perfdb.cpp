@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -268,10 +270,22 @@ Machine select_machine(const Store& store, const Options& o) {
                         ")");
 }
 
+// "no run ID", and when ID is beyond every run the database has, "too large" with the
+// largest id, so a mistyped id reads as such.
+[[noreturn]] void throw_no_run(const Store& store, Id id) {
+  const auto runs = store.list_runs();
+  const Id largest = runs.empty() ? 0 : runs.back().id;
+  std::string why = "no run " + std::to_string(id);
+  if (id > largest)
+    why += " (too large: the largest run id in " + store.path().string() + " is " +
+           std::to_string(largest) + "; see `list`)";
+  throw InvalidArgument(why);
+}
+
 Run select_run(const Store& store, const Options& o) {
   if (o.run) {
     auto r = store.find_run(*o.run);
-    if (!r) throw InvalidArgument("no run " + std::to_string(*o.run));
+    if (!r) throw_no_run(store, *o.run);
     return *r;
   }
   const auto m = select_machine(store, o);
@@ -499,6 +513,7 @@ int cmd_delete(const Options& o, const fs::path& db) {
     throw UsageError("delete needs exactly one of --run ID and --machine NAME");
   Store store = open_existing_for_writing(db);
   if (o.run) {
+    if (!store.find_run(*o.run)) throw_no_run(store, *o.run);
     store.delete_run(*o.run);
     std::cerr << "tessera-perfdb: deleted run " << *o.run << "\n";
   } else {
@@ -571,15 +586,14 @@ int run_cli(int argc, char** argv) {
   o.level = get("level");
   o.replace = vm.count("replace") > 0;
   if (vm.count("run")) {
-    std::size_t used = 0;
-    long long id = 0;
-    try {
-      id = std::stoll(run_text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != run_text.size() || id <= 0)
-      throw UsageError("bad --run '" + run_text + "' (expected a run id from `list`)");
+    Id id = 0;
+    const char* end = run_text.data() + run_text.size();
+    const auto [p, ec] = std::from_chars(run_text.data(), end, id);
+    if (p == end && ec == std::errc::result_out_of_range && run_text.front() != '-')
+      throw UsageError("bad --run '" + run_text + "' (too large: run ids are at most " +
+                       std::to_string(std::numeric_limits<Id>::max()) + ")");
+    if (run_text.empty() || p != end || ec != std::errc() || id <= 0)
+      throw UsageError("bad --run '" + run_text + "' (expected a run id >= 1 from `list`)");
     o.run = id;
   }
   if (o.level) parse_level(*o.level);

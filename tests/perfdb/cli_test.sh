@@ -92,6 +92,17 @@ bad_input)
   "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das --replace \
     2>/dev/null || fail "--replace"
   expect_error 1 "no run 999" -- "$tool" --perfdb a.sqlite show --run 999
+  # Integers too large say so, never "expected an integer >= 0".
+  expect_error 1 "no run 99999999999999 (too large: the largest run id in a.sqlite is 2" -- \
+    "$tool" --perfdb a.sqlite show --run 99999999999999
+  expect_error 1 "no run 99999999999999 (too large" -- \
+    "$tool" --perfdb a.sqlite delete --run 99999999999999
+  expect_error 2 "bad --run '99999999999999999999' (too large" -- \
+    "$tool" --perfdb a.sqlite show --run 99999999999999999999
+  expect_error 2 "bad --run '-3' (expected a run id >= 1" -- "$tool" --perfdb a.sqlite show --run -3
+  printf 'path,layout,floats,time_us\nsend,cc,99999999999999999999,1\n' >bigfloats.csv
+  expect_error 1 "bad floats '99999999999999999999' (too large" -- \
+    "$tool" --perfdb a.sqlite import --csv bigfloats.csv --machine big
   expect_error 1 "no machine 'nope'" -- "$tool" --perfdb a.sqlite show --machine nope
   expect_error 1 "no intra-node" -- "$tool" --perfdb a.sqlite export --csv --level intra
   expect_error 1 "bad level" -- "$tool" --perfdb a.sqlite export --csv --level both
