@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "names_detail.hpp"
+#include "validate.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::perfdb {
@@ -29,11 +30,7 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::string shortest(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
-}
+using detail::shortest;
 
 }  // namespace
 
@@ -79,22 +76,33 @@ std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
     s.level = level;
     s.path = detail::parse_path_or_throw(f[0], where);
     s.layout = detail::parse_layout_or_throw(f[1], where);
+    // Syntax here; ranges by the import rules every format shares (validate.hpp).
+    constexpr std::int64_t kMaxFloats = kMaxImportedBytes / 4;
     std::int64_t floats = -1;
     {
       auto [p, ec] = std::from_chars(f[2].data(), f[2].data() + f[2].size(), floats);
-      if (ec != std::errc() || p != f[2].data() + f[2].size() || floats < 0 ||
-          floats > (std::int64_t{1} << 60))
+      const bool whole = p == f[2].data() + f[2].size();
+      if (whole && (ec == std::errc::result_out_of_range || (ec == std::errc() && floats > kMaxFloats)))
+        fail(line_no, "bad floats '" + std::string(f[2]) + "' (too large: at most " +
+                          std::to_string(kMaxFloats) + ")");
+      if (ec != std::errc() || !whole || floats < 0)
         fail(line_no, "bad floats '" + std::string(f[2]) + "' (expected an integer >= 0)");
     }
     double t = -1;
     {
       auto [p, ec] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), t);
-      if (ec != std::errc() || p != f[3].data() + f[3].size() || !std::isfinite(t) || t < 0)
+      if (p == f[3].data() + f[3].size() && ec == std::errc::result_out_of_range)
+        fail(line_no, "bad time_us '" + std::string(f[3]) + "' (too large: at most " +
+                          shortest(kMaxImportedValue) + ")");
+      if (ec != std::errc() || p != f[3].data() + f[3].size())
         fail(line_no, "bad time_us '" + std::string(f[3]) + "' (expected a number >= 0)");
     }
     s.bytes = floats * 4;
     s.blocks = s.layout == Layout::cc ? 1 : kPaperBlocks;
     s.median_us = t;
+    const detail::FieldCheck at(src + ":" + std::to_string(line_no));
+    at.measured(t, "time_us");  // in the CSV's own words; the same rule as median_us
+    detail::check_p3pc_sample(s, at);
     if (!seen.insert({s.path, s.layout, s.bytes}).second)
       fail(line_no, "duplicate row for " + std::string(detail::path_name(s.path)) + "," +
                         std::string(detail::layout_name(s.layout)) + "," + std::to_string(floats));
@@ -104,6 +112,7 @@ std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
   if (!header_seen)
     throw InvalidArgument(src + ": empty file (expected header '" + std::string(kCsvHeader) + "')");
   if (out.empty()) throw InvalidArgument(src + ": no measurements after the header");
+  detail::require_complete_p3pc(out, level, src);
   return out;
 }
 
@@ -258,7 +267,18 @@ struct Reader {
   std::int64_t integer(const json& o, const char* key, const std::string& where) const {
     const json& v = field(o, key, where);
     if (!v.is_number_integer()) fail(where, std::string("field '") + key + "' must be an integer");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      fail(where, std::string("field '") + key + "' is too large");
     return v.get<std::int64_t>();
+  }
+  // An int field; its lower bound is the import rules' (validate_import).
+  int int32(const json& o, const char* key, const std::string& where) const {
+    const std::int64_t v = integer(o, key, where);
+    if (v > std::numeric_limits<int>::max())
+      fail(where, std::string("field '") + key + "' is too large");
+    if (v < std::numeric_limits<int>::min())
+      fail(where, std::string("field '") + key + "' is out of range");
+    return static_cast<int>(v);
   }
   double number(const json& o, const char* key, const std::string& where) const {
     const json& v = field(o, key, where);
@@ -272,10 +292,7 @@ struct Reader {
   // Absent (files from before schema 3) and null both mean "not recorded".
   std::optional<int> opt_int(const json& o, const char* key, const std::string& where) const {
     if (!o.contains(key) || o.at(key).is_null()) return std::nullopt;
-    const std::int64_t v = integer(o, key, where);
-    if (v < 0 || v > std::numeric_limits<int>::max())
-      fail(where, std::string("field '") + key + "' is out of range");
-    return static_cast<int>(v);
+    return int32(o, key, where);
   }
   const json& array(const json& o, const char* key, const std::string& where) const {
     static const json empty = json::array();
@@ -320,11 +337,11 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
   out.machine.name = rd.str(m, "name", "machine");
   out.machine.hostname = rd.str(m, "hostname", "machine");
   out.machine.cpu_model = rd.str(m, "cpu_model", "machine");
-  out.machine.cores = static_cast<int>(rd.integer(m, "cores", "machine"));
+  out.machine.cores = rd.int32(m, "cores", "machine");
   out.machine.mpi_library = rd.str(m, "mpi_library", "machine");
   out.machine.mpi_version = rd.str(m, "mpi_version", "machine");
-  out.machine.ranks_per_node = static_cast<int>(rd.integer(m, "ranks_per_node", "machine"));
-  out.machine.nodes = static_cast<int>(rd.integer(m, "nodes", "machine"));
+  out.machine.ranks_per_node = rd.int32(m, "ranks_per_node", "machine");
+  out.machine.nodes = rd.int32(m, "nodes", "machine");
   out.machine.imported =
       m.contains("imported") && m["imported"].is_boolean() && m["imported"].get<bool>();
   out.machine.source = m.contains("source") ? rd.str(m, "source", "machine") : "";
@@ -355,23 +372,20 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
       s.path = detail::parse_path_or_throw(rd.str(x, "path", wj), rd.source + ": " + wj);
       s.layout = detail::parse_layout_or_throw(rd.str(x, "layout", wj), rd.source + ": " + wj);
       s.bytes = rd.integer(x, "bytes", wj);
-      s.blocks = static_cast<int>(rd.integer(x, "blocks", wj));
+      s.blocks = rd.int32(x, "blocks", wj);
       s.block_stride_bytes = rd.integer(x, "block_stride_bytes", wj);
       s.median_us = rd.number(x, "median_us", wj);
       s.q1_us = rd.opt_number(x, "q1_us", wj);
       s.q3_us = rd.opt_number(x, "q3_us", wj);
-      s.samples = static_cast<int>(rd.integer(x, "samples", wj));
-      s.launches = static_cast<int>(rd.integer(x, "launches", wj));
-      if (s.bytes < 0 || s.blocks < 1 || s.block_stride_bytes < 0)
-        rd.fail(wj, "bytes, blocks or block_stride_bytes out of range");
+      s.samples = rd.int32(x, "samples", wj);
+      s.launches = rd.int32(x, "launches", wj);
       d.p3pc.push_back(s);
     }
     const auto& pl = rd.array(r, "placements", w);
     for (std::size_t j = 0; j < pl.size(); ++j) {
       const std::string wj = w + ".placements[" + std::to_string(j) + "]";
-      d.placements.push_back({static_cast<int>(rd.integer(pl[j], "rank_a", wj)),
-                              static_cast<int>(rd.integer(pl[j], "rank_b", wj)),
-                              rd.level(pl[j], wj)});
+      d.placements.push_back(
+          {rd.int32(pl[j], "rank_a", wj), rd.int32(pl[j], "rank_b", wj), rd.level(pl[j], wj)});
     }
     const auto& l3 = rd.array(r, "log3p", w);
     for (std::size_t j = 0; j < l3.size(); ++j) {
@@ -395,9 +409,8 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
       const std::string wj = w + ".compute[" + std::to_string(j) + "]";
       const json& x = c[j];
       d.compute.push_back({rd.str(x, "operation", wj), rd.str(x, "axis", wj),
-                           static_cast<int>(rd.integer(x, "taps", wj)),
-                           static_cast<int>(rd.integer(x, "tile_width", wj)),
-                           static_cast<int>(rd.integer(x, "tile_height", wj)),
+                           rd.int32(x, "taps", wj), rd.int32(x, "tile_width", wj),
+                           rd.int32(x, "tile_height", wj),
                            rd.number(x, "ns_per_pixel", wj), rd.opt_number(x, "q1", wj),
                            rd.opt_number(x, "q3", wj), rd.opt_number(x, "sigma", wj),
                            rd.opt_int(x, "threads", wj)});
@@ -413,6 +426,7 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
     }
     out.runs.push_back(std::move(d));
   }
+  validate_import(out.machine, out.runs, source);
   return out;
 }
 

@@ -1,13 +1,49 @@
 #include "sqlite.hpp"
 
+#include <cstdio>
+#include <cstring>
+
 #include "tessera/error.hpp"
 
 namespace tessera::perfdb::detail {
 
+// "unable to open database file" alone does not tell a read-only directory from a
+// missing one: the OS error does.
+std::string describe(sqlite3* db, int rc) {
+  std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  const int primary = rc & 0xff;
+  const int os = db ? sqlite3_system_errno(db) : 0;
+  if (os != 0 && (primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR ||
+                  primary == SQLITE_READONLY || primary == SQLITE_PERM ||
+                  primary == SQLITE_FULL || primary == SQLITE_BUSY))
+    msg += std::string(": ") + std::strerror(os);
+  return msg;
+}
+
+namespace {
+
+// A file: URI for `path`; '%', '?' and '#' would otherwise be read as URI syntax.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
+}  // namespace
+
 void throw_sqlite(sqlite3* db, std::string_view what, int rc) {
+  const int code = db ? sqlite3_extended_errcode(db) : rc;
   std::string msg(what);
   msg += ": ";
-  msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  msg += describe(db, code);
   if (db) {
     if (const char* file = sqlite3_db_filename(db, "main"); file && *file) {
       msg += " (";
@@ -15,18 +51,19 @@ void throw_sqlite(sqlite3* db, std::string_view what, int rc) {
       msg += ")";
     }
   }
-  throw IoError(msg);
+  throw SqliteError(msg, code);
 }
 
-Db::Db(const std::string& path, int flags) : path_(path) {
-  // SQLITE_OPEN_NOFOLLOW is not needed; EXRESCODE gives precise codes in messages.
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_EXRESCODE, nullptr);
+Db::Db(const std::string& path, int flags, bool immutable) : path_(path) {
+  // EXRESCODE gives precise codes in messages and in SqliteError::code().
+  const std::string name = immutable ? file_uri(path) + "?immutable=1" : path;
+  if (immutable) flags |= SQLITE_OPEN_URI;
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_EXRESCODE, nullptr);
   if (rc != SQLITE_OK) {
-    std::string msg =
-        "cannot open database " + path + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    const std::string msg = "cannot open database " + path + ": " + describe(db_, rc);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw IoError(msg);
+    throw SqliteError(msg, rc);
   }
   // A benchmarker may hold the write lock for a moment; readers and writers wait.
   sqlite3_busy_timeout(db_, 10000);

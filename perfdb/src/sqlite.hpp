@@ -8,15 +8,37 @@
 #include <string>
 #include <string_view>
 
+#include "tessera/error.hpp"
+
 namespace tessera::perfdb::detail {
 
-/// Throws tessera::IoError "<what>: <sqlite message> (<path>)".
+/// An SQLite failure: an IoError that remembers SQLite's extended result code, so the
+/// Store can tell a corrupt file (SQLITE_CORRUPT, SQLITE_NOTADB) from one it may not
+/// read or write (SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_IOERR, ...).
+class SqliteError : public IoError {
+ public:
+  SqliteError(const std::string& msg, int code) : IoError(msg), code_(code) {}
+  int code() const { return code_; }
+  /// The primary result code (SQLITE_CORRUPT, ...).
+  int primary() const { return code_ & 0xff; }
+
+ private:
+  int code_;
+};
+
+/// SQLite's message for `rc` on `db` (may be null), followed for errors of the operating
+/// system (cannot open, read-only, I/O, ...) by strerror of the OS error.
+std::string describe(sqlite3* db, int rc);
+
+/// Throws SqliteError "<what>: <sqlite message>[: <strerror of the OS error>] (<path>)".
 [[noreturn]] void throw_sqlite(sqlite3* db, std::string_view what, int rc);
 
 class Db {
  public:
   /// flags: SQLITE_OPEN_READONLY or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE.
-  Db(const std::string& path, int flags);
+  /// `immutable` (read-only opens only) tells SQLite the file cannot change, so it takes
+  /// no locks and needs no -shm file: how a WAL database in a read-only directory is read.
+  Db(const std::string& path, int flags, bool immutable = false);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

@@ -1,6 +1,8 @@
 #include "tessera/perfdb/store.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -8,8 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <set>
 
 #include "names_detail.hpp"
@@ -23,11 +25,16 @@ using detail::Db;
 using detail::Stmt;
 using detail::Transaction;
 
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
 std::filesystem::path default_perfdb_path() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-  };
   if (auto p = env("TESSERA_PERFDB"); !p.empty()) return p;
   if (auto x = env("XDG_DATA_HOME"); !x.empty())
     return std::filesystem::path(x) / "tessera" / "perfdb.sqlite";
@@ -39,6 +46,10 @@ std::filesystem::path default_perfdb_path() {
 std::filesystem::path resolve_perfdb_path(const std::optional<std::string>& cli) {
   if (cli && !cli->empty()) return *cli;
   return default_perfdb_path();
+}
+
+bool perfdb_path_is_named(const std::optional<std::string>& cli) {
+  return (cli && !cli->empty()) || !env("TESSERA_PERFDB").empty();
 }
 
 namespace {
@@ -67,19 +78,37 @@ std::uint32_t be32(const unsigned char* p) {
          std::uint32_t{p[3]};
 }
 
+// What the header says about a file that passed precheck_file.
+struct FileInfo {
+  std::uint64_t size = 0;
+  bool wal = false;  // journal mode WAL (header bytes 18/19 = 2)
+};
+
 // Checks that need no SQLite: catches "not SQLite at all" and truncation before a
 // library ever opens the file, so such a file is guaranteed untouched.
-void precheck_file(const std::filesystem::path& path) {
+FileInfo precheck_file(const std::filesystem::path& path) {
   const std::string p = path.string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw IoError("performance database " + p + " is not a regular file");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw IoError("cannot read performance database " + p + ": " + ec.message());
-  if (size == 0) return;  // SQLite treats an empty file as an empty database
-  std::ifstream in(path, std::ios::binary);
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw IoError("cannot read performance database " + p + ": " + std::strerror(err));
+  }
+  struct stat st {};
   std::array<unsigned char, 100> h{};
-  if (!in || !in.read(reinterpret_cast<char*>(h.data()), h.size()))
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  const int stat_errno = errno;
+  const ssize_t got = stat_ok && S_ISREG(st.st_mode) ? ::pread(fd, h.data(), h.size(), 0) : 0;
+  const int read_errno = errno;
+  ::close(fd);
+  if (!stat_ok)
+    throw IoError("cannot read performance database " + p + ": " + std::strerror(stat_errno));
+  if (!S_ISREG(st.st_mode)) throw IoError("performance database " + p + " is not a regular file");
+  if (got < 0)
+    throw IoError("cannot read performance database " + p + ": " + std::strerror(read_errno));
+  FileInfo info;
+  info.size = static_cast<std::uint64_t>(st.st_size);
+  if (info.size == 0) return info;  // SQLite treats an empty file as an empty database
+  if (got < static_cast<ssize_t>(h.size()))
     throw IoError(p + " is not a tessera performance database (not an SQLite file: too short)");
   static constexpr char kMagic[] = "SQLite format 3";
   if (!std::equal(kMagic, kMagic + 16, h.begin()))
@@ -88,13 +117,54 @@ void precheck_file(const std::filesystem::path& path) {
   if (page == 1) page = 65536;
   if (page < 512 || page > 65536 || (page & (page - 1)) != 0)
     throw IoError(p + " is corrupt (bad SQLite page size)");
-  if (size % page != 0) throw IoError(p + " is truncated or corrupt (size is not whole pages)");
+  if (info.size % page != 0)
+    throw IoError(p + " is truncated or corrupt (size is not whole pages)");
   // The in-header page count is valid when the change counter equals version-valid-for.
   if (be32(&h[92]) == be32(&h[24])) {
     const std::uint64_t pages = be32(&h[28]);
-    if (size < pages * page)
-      throw IoError(p + " is truncated (" + std::to_string(size) + " bytes, header says " +
+    if (info.size < pages * page)
+      throw IoError(p + " is truncated (" + std::to_string(info.size) + " bytes, header says " +
                     std::to_string(pages * page) + ")");
+  }
+  info.wal = h[18] == 2 && h[19] == 2;
+  return info;
+}
+
+std::string directory_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path().string() : std::string(".");
+}
+
+// SQLite reads a WAL database through an index (-shm) it creates next to the file,
+// which a read-only directory forbids. Without a write-ahead log to replay nothing is
+// pending and no writer can start there (it would need to create the log), so the file
+// is read as immutable. (A writer reaching the file through another, writable mount is
+// not seen by such a reader.)
+bool read_as_immutable(const std::filesystem::path& path, const FileInfo& info) {
+  if (!info.wal || ::access(directory_of(path).c_str(), W_OK) == 0) return false;
+  const std::string p = path.string();
+  std::error_code ec;
+  const auto wal_size = std::filesystem::file_size(p + "-wal", ec);
+  if (ec || wal_size == 0) return true;
+  if (std::filesystem::exists(p + "-shm", ec)) return false;  // SQLite reads both read-only
+  throw IoError("cannot read performance database " + p + ": its write-ahead log " + p +
+                "-wal holds changes, and in a read-only directory SQLite cannot create the "
+                "index (-shm) it needs to read them; open it once where the directory is "
+                "writable");
+}
+
+// A read-write open needs its directory (for a new file, and the -wal and -shm files)
+// and an existing file. Checked first: SQLite's own error for a read-only directory is
+// the ENOENT of its fallback attempt.
+void require_write_access(const std::filesystem::path& path, bool exists) {
+  const std::string dir = directory_of(path);
+  for (const std::string& f : {dir, path.string()}) {
+    if (f != dir && !exists) break;
+    if (::access(f.c_str(), W_OK) != 0) {
+      const int err = errno;
+      throw IoError("cannot write performance database " + path.string() +
+                    (f == dir ? " (its directory " + dir + ")" : std::string()) + ": " +
+                    std::strerror(err));
+    }
   }
 }
 
@@ -150,8 +220,10 @@ struct Store::Impl {
   void open() {
     const std::string p = path.string();
     std::error_code ec;
-    const bool exists = std::filesystem::exists(path, ec);
-    if (!exists) {
+    const auto status = std::filesystem::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+      throw IoError("cannot access performance database " + p + ": " + ec.message());
+    if (!std::filesystem::exists(status)) {
       if (mode == Mode::read_only)
         throw IoError("no performance database at " + p +
                       " (run the benchmarker or import one, or pass --perfdb PATH)");
@@ -161,28 +233,32 @@ struct Store::Impl {
           throw IoError("cannot create directory " + path.parent_path().string() + ": " +
                         ec.message());
       }
+      require_write_access(path, false);
       db = std::make_unique<Db>(p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
       initialise();
       return;
     }
-    precheck_file(path);
-    const int version = check_with_read_only_connection();
+    const FileInfo info = precheck_file(path);
     if (mode == Mode::read_only) {
-      // A reader of an older file migrates it once (one transaction), so upgrading
-      // tessera never strands an app between old data and a missing benchmark.
-      if (version < kSchemaVersion) {
-        try {
-          db = std::make_unique<Db>(p, SQLITE_OPEN_READWRITE);
-          initialise();
-        } catch (const IoError& e) {
-          throw IoError(p + " has schema version " + std::to_string(version) +
-                        " and cannot be migrated here: " + e.what());
-        }
-      }
-      db = std::make_unique<Db>(p, SQLITE_OPEN_READONLY);
+      // A reader writes nothing: it neither fills an empty file nor migrates an old one.
+      if (info.size == 0)
+        throw IoError(p + " is empty, not a tessera performance database yet (run the "
+                          "benchmarker or import one into it)");
+      const bool immutable = read_as_immutable(path, info);
+      const int version = check_with_read_only_connection(immutable);
+      if (version == 0)
+        throw IoError(p + " is an empty SQLite database, not a tessera performance database yet");
+      if (version < kSchemaVersion)
+        throw IoError(p + " has schema version " + std::to_string(version) +
+                      ", older than this build's " + std::to_string(kSchemaVersion) +
+                      ", and a read-only open does not migrate it: run tessera-perfdb --perfdb " +
+                      p + " migrate");
+      db = std::make_unique<Db>(p, SQLITE_OPEN_READONLY, immutable);
       db->exec("PRAGMA foreign_keys = ON");
       return;
     }
+    require_write_access(path, true);
+    const int version = check_with_read_only_connection(false);
     db = std::make_unique<Db>(p, SQLITE_OPEN_READWRITE);
     if (version < kSchemaVersion)
       initialise();
@@ -192,16 +268,20 @@ struct Store::Impl {
   }
 
   // Everything that decides "is this file ours and sound" runs on a connection that
-  // cannot write, so a refused file is never modified.
-  int check_with_read_only_connection() {
+  // cannot write, so a refused file is never modified. Corruption is told apart from
+  // a file SQLite may not read by SQLite's result code.
+  int check_with_read_only_connection(bool immutable) {
     const std::string p = path.string();
-    Db ro(p, SQLITE_OPEN_READONLY);
+    Db ro(p, SQLITE_OPEN_READONLY, immutable);
     std::string check;
     try {
       Stmt s(ro, "PRAGMA quick_check");
       if (s.step()) check = s.col_text(0);
-    } catch (const IoError& e) {
-      throw IoError(p + " is corrupt or not a database: " + std::string(sqlite3_errmsg(ro.get())));
+    } catch (const detail::SqliteError& e) {
+      const std::string why = detail::describe(ro.get(), e.code());
+      if (e.primary() == SQLITE_CORRUPT || e.primary() == SQLITE_NOTADB)
+        throw IoError(p + " is corrupt or not a database: " + why);
+      throw IoError("cannot read performance database " + p + ": " + why);
     }
     if (check != "ok") throw IoError(p + " is corrupt (SQLite quick_check: " + check + ")");
     const auto app = ro.query_int("PRAGMA application_id");

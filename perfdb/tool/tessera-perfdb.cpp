@@ -1,12 +1,19 @@
 // tessera-perfdb: list, show, export, import and delete what the performance database
 // holds. Export output goes to stdout (or --output FILE); messages go to stderr.
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <charconv>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -38,6 +45,7 @@ constexpr const char* kUsage =
     "                                     a new machine with one complete run (CSV) or the\n"
     "                                     runs of a JSON export\n"
     "  delete --run ID | --machine NAME\n"
+    "  migrate                            bring an older database's schema up to date\n"
     "\n"
     "Without --run, show/export use the latest complete run of the machine; without\n"
     "--machine, the machine named like this host, else the only machine in the database.\n"
@@ -262,10 +270,22 @@ Machine select_machine(const Store& store, const Options& o) {
                         ")");
 }
 
+// "no run ID", and when ID is beyond every run the database has, "too large" with the
+// largest id, so a mistyped id reads as such.
+[[noreturn]] void throw_no_run(const Store& store, Id id) {
+  const auto runs = store.list_runs();
+  const Id largest = runs.empty() ? 0 : runs.back().id;
+  std::string why = "no run " + std::to_string(id);
+  if (id > largest)
+    why += " (too large: the largest run id in " + store.path().string() + " is " +
+           std::to_string(largest) + "; see `list`)";
+  throw InvalidArgument(why);
+}
+
 Run select_run(const Store& store, const Options& o) {
   if (o.run) {
     auto r = store.find_run(*o.run);
-    if (!r) throw InvalidArgument("no run " + std::to_string(*o.run));
+    if (!r) throw_no_run(store, *o.run);
     return *r;
   }
   const auto m = select_machine(store, o);
@@ -273,33 +293,84 @@ Run select_run(const Store& store, const Options& o) {
   throw InvalidArgument("machine '" + m.name + "' has no complete run");
 }
 
-// Write to FILE via a temporary name in the same directory, so a reader never sees a
-// half-written file; without --output write to stdout.
-void emit(const Options& o, const std::string& text) {
-  if (!o.output) {
-    std::cout << text << std::flush;
-    if (!std::cout) throw IoError("cannot write to standard output");
-    return;
-  }
-  const fs::path target(*o.output);
-  fs::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw IoError("cannot write " + target.string());
+// --output FILE appears whole or not at all: the text goes to a temporary file in the
+// same directory (named ".FILE.tessera-tmp.PID"), is fsynced, and is renamed over
+// FILE; then the directory is fsynced so the rename survives a crash. A run killed in
+// between leaves its temporary file; the next export to FILE removes it (its PID is gone).
+constexpr const char* kTmpMark = ".tessera-tmp.";
+
+[[noreturn]] void write_failed(const fs::path& target, const char* step, int err) {
+  throw IoError("cannot write " + target.string() + " (" + step + "): " + std::strerror(err));
+}
+
+void remove_stale_temporaries(const fs::path& dir, const std::string& prefix) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
     }
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw IoError("cannot write " + target.string() + ": " + ec.message());
+}
+
+// 0, or the errno of the failed write.
+int write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;  // no progress and no errno: never report "Success"
+    done += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+void write_whole_file(const fs::path& target, const std::string& text) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = "." + target.filename().string() + kTmpMark;
+  remove_stale_temporaries(dir, prefix);
+  const fs::path tmp = dir / (prefix + std::to_string(::getpid()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) write_failed(target, "create temporary file", errno);
+  auto give_up = [&](const char* step, int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    write_failed(target, step, err);
+  };
+  if (const int err = write_all(fd, text)) give_up("write", err);
+  if (::fsync(fd) != 0) give_up("fsync", errno);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(target, "close", err);
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(target, "rename", err);
+  }
+  // The file is complete under its name; a directory that cannot be synced (some file
+  // systems refuse) only weakens crash durability, so it is not an error.
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+// Without --output, write to stdout.
+void emit(const Options& o, const std::string& text) {
+  if (!o.output) {
+    std::cout.flush();
+    if (const int err = write_all(STDOUT_FILENO, text))
+      throw IoError(std::string("cannot write to standard output: ") + std::strerror(err));
+    return;
+  }
+  write_whole_file(*o.output, text);
 }
 
 std::string read_file(const std::string& path) {
@@ -313,17 +384,21 @@ std::string read_file(const std::string& path) {
 
 // --- commands ----------------------------------------------------------------------
 
-Store open_existing(const fs::path& path) {
+// list, show and export only read: they open read-only, so they work in a read-only
+// directory and never create, fill or migrate a file.
+Store open_for_reading(const fs::path& path) { return Store(path, Store::Mode::read_only); }
+
+// delete and migrate change an existing database; neither creates one.
+Store open_existing_for_writing(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw IoError("no performance database at " + path.string() +
                   " (run the benchmarker, import one, or pass --perfdb PATH)");
-  return Store(
-      path, ::access(path.c_str(), W_OK) == 0 ? Store::Mode::read_write : Store::Mode::read_only);
+  return Store(path, Store::Mode::read_write);
 }
 
 int cmd_list(const Options& o, const fs::path& db) {
-  Store store = open_existing(db);
+  Store store = open_for_reading(db);
   std::cout << "Database " << store.path().string() << "\n\nMachines\n";
   std::vector<std::vector<std::string>> rows{
       {"name", "host", "cpu", "cores", "mpi", "ranks/node", "nodes", "origin"}};
@@ -354,7 +429,7 @@ int cmd_list(const Options& o, const fs::path& db) {
 }
 
 int cmd_show(const Options& o, const fs::path& db) {
-  Store store = open_existing(db);
+  Store store = open_for_reading(db);
   show_run(std::cout, store.load_run(select_run(store, o).id));
   return 0;
 }
@@ -364,7 +439,7 @@ int cmd_export(const Options& o, const fs::path& db) {
     throw UsageError("export needs exactly one of --csv and --json");
   if ((o.csv && !o.csv->empty()) || (o.json && !o.json->empty()))
     throw UsageError("export takes no file after --csv/--json; use --output FILE");
-  Store store = open_existing(db);
+  Store store = open_for_reading(db);
   if (o.csv) {
     const RunData d = store.load_run(select_run(store, o).id);
     const Level level = o.level ? parse_level(*o.level) : default_csv_level(d.p3pc);
@@ -436,8 +511,9 @@ int cmd_import(const Options& o, const fs::path& db) {
 int cmd_delete(const Options& o, const fs::path& db) {
   if (o.run.has_value() == o.machine.has_value())
     throw UsageError("delete needs exactly one of --run ID and --machine NAME");
-  Store store = open_existing(db);
+  Store store = open_existing_for_writing(db);
   if (o.run) {
+    if (!store.find_run(*o.run)) throw_no_run(store, *o.run);
     store.delete_run(*o.run);
     std::cerr << "tessera-perfdb: deleted run " << *o.run << "\n";
   } else {
@@ -446,6 +522,13 @@ int cmd_delete(const Options& o, const fs::path& db) {
     store.delete_machine(m->id);
     std::cerr << "tessera-perfdb: deleted machine '" << m->name << "' and its runs\n";
   }
+  return 0;
+}
+
+int cmd_migrate(const fs::path& db) {
+  open_existing_for_writing(db);  // a read-write open brings an older schema up to date
+  std::cerr << "tessera-perfdb: " << db.string() << " is at schema version " << kSchemaVersion
+            << "\n";
   return 0;
 }
 
@@ -489,7 +572,7 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
   if (args.empty())
-    throw UsageError("missing command (list, show, export, import, delete); see --help");
+    throw UsageError("missing command (list, show, export, import, delete, migrate); see --help");
   o.command = args.front();
   auto get = [&](const char* k) -> std::optional<std::string> {
     if (!vm.count(k)) return std::nullopt;
@@ -503,15 +586,14 @@ int run_cli(int argc, char** argv) {
   o.level = get("level");
   o.replace = vm.count("replace") > 0;
   if (vm.count("run")) {
-    std::size_t used = 0;
-    long long id = 0;
-    try {
-      id = std::stoll(run_text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != run_text.size() || id <= 0)
-      throw UsageError("bad --run '" + run_text + "' (expected a run id from `list`)");
+    Id id = 0;
+    const char* end = run_text.data() + run_text.size();
+    const auto [p, ec] = std::from_chars(run_text.data(), end, id);
+    if (p == end && ec == std::errc::result_out_of_range && run_text.front() != '-')
+      throw UsageError("bad --run '" + run_text + "' (too large: run ids are at most " +
+                       std::to_string(std::numeric_limits<Id>::max()) + ")");
+    if (run_text.empty() || p != end || ec != std::errc() || id <= 0)
+      throw UsageError("bad --run '" + run_text + "' (expected a run id >= 1 from `list`)");
     o.run = id;
   }
   if (o.level) parse_level(*o.level);
@@ -532,8 +614,9 @@ int run_cli(int argc, char** argv) {
   if (o.command == "export") return cmd_export(o, db);
   if (o.command == "import") return cmd_import(o, db);
   if (o.command == "delete") return cmd_delete(o, db);
+  if (o.command == "migrate") return cmd_migrate(db);
   throw UsageError("unknown command '" + o.command +
-                   "' (expected list, show, export, import or delete)");
+                   "' (expected list, show, export, import, delete or migrate)");
 }
 
 }  // namespace

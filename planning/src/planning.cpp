@@ -69,17 +69,17 @@ bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vec
 void fill_log3p(scheduler::MachineParams& m, const perfdb::RunData& run) {
   std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> pts;
   for (const auto& p : run.log3p) {
-    if (p.name != "o_mw" && p.name != "l_mw" && p.name != "o_net") continue;
+    if (p.name != perfdb::kLog3pOmw && p.name != perfdb::kLog3pLmw && p.name != perfdb::kLog3pOnet) continue;
     // l_mw is kept for strided transfers only; averaged over strides at equal sizes.
-    if (p.name == "l_mw" && p.stride_bytes == 0) continue;
+    if (p.name == perfdb::kLog3pLmw && p.stride_bytes == 0) continue;
     pts[{int(level_of(p.level)), p.name}].emplace_back(double(p.size_bytes), p.value_us);
   }
   for (auto& [key, v] : pts) {
     auto& lv = m.log3p[std::size_t(key.first)];
     PiecewiseLinear f(std::move(v));
-    if (key.second == "o_mw")
+    if (key.second == perfdb::kLog3pOmw)
       lv.o_mw = f;
-    else if (key.second == "l_mw")
+    else if (key.second == perfdb::kLog3pLmw)
       lv.l_mw = f;
     else
       lv.o_net = f;
@@ -110,9 +110,9 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
     }
     if (c.axis != "x" && c.axis != "y") continue;
     // The benchmarker names odd-order (antisymmetric) passes "filter_odd".
-    if (c.operation != "filter" && c.operation != "filter_odd") continue;
+    if (c.operation != perfdb::kComputeFilter && c.operation != perfdb::kComputeFilterOdd) continue;
     passes.push_back({c.axis == "x" ? 0 : 1, c.taps, c.tile_width, c.tile_height, c.ns_per_pixel,
-                      c.operation == "filter_odd"});
+                      c.operation == perfdb::kComputeFilterOdd});
   }
   if (!pipeline.empty()) passes.clear();
   return scheduler::ComputeTable(std::move(passes), std::move(pipeline));
@@ -173,20 +173,30 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   const bool this_host = name == host;
   const auto db = perfdb::resolve_perfdb_path(perfdb_path);
 
-  LoadedMachine out;
+  // Only the per-user default database may be absent (a first run: the bundled table
+  // with a note). A database the user named, or one that exists, is opened read-only,
+  // and any failure to read it is the user's error with its reason, never a fallback.
+  std::error_code ec;
+  const bool absent = !std::filesystem::exists(db, ec) &&
+                      (!ec || ec == std::errc::no_such_file_or_directory);
   std::optional<perfdb::Store> store;
-  std::string db_problem;
-  if (!std::filesystem::exists(db)) {
-    db_problem = "no perfdb at " + db.string();
-  } else {
-    try {
-      store.emplace(db, perfdb::Store::Mode::read_only);
-    } catch (const Error& e) {
-      db_problem = std::string("cannot read perfdb: ") + e.what();
-    }
-  }
+  if (perfdb::perfdb_path_is_named(perfdb_path) || !absent)
+    store.emplace(db, perfdb::Store::Mode::read_only);
+
+  LoadedMachine out;
   std::optional<Found> found;
-  if (store) found = find_in_store(*store, name);
+  if (store) {
+    found = find_in_store(*store, name);
+    if (!found || !found->comm)
+      throw InvalidArgument("machine '" + name + "' has no P-3PC measurements in perfdb " + db.string() +
+                            (this_host ? " (measure it: mpirun -n 2 tessera-bench --quick)"
+                                       : " (import a table with tessera-perfdb import --csv FILE --machine " +
+                                             name + ")"));
+  } else if (!this_host) {
+    throw InvalidArgument("machine '" + name + "': no perfdb at " + db.string() +
+                          " (import a table with tessera-perfdb import --csv FILE --machine " + name +
+                          ", or pass --perfdb PATH)");
+  }
 
   if (found && found->comm) {
     auto& m = out.params;
@@ -215,16 +225,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
         out.notes.push_back("machine '" + name + "': the " + std::string(to_string(lv)) +
                             " P-3PC table lacks some path/layout curves; p3pc needs all twelve");
   } else {
-    if (!this_host) {
-      throw InvalidArgument("machine '" + name + "' has no P-3PC measurements in " +
-                            (db_problem.empty() ? "perfdb " + db.string() : db_problem) +
-                            " (import a table with tessera-perfdb import --csv FILE --machine " + name + ")");
-    }
     out.params = bundled_default_machine();
     out.bundled_default = true;
     out.origin = "bundled default (P-3PC paper Table 1, DAS cluster 2001) — a placeholder, not this machine";
-    out.notes.push_back("no perfdb entry for this machine (" + name +
-                        (db_problem.empty() ? "" : "; " + db_problem) +
+    out.notes.push_back("no perfdb at " + db.string() + " for this machine (" + name +
                         "); using bundled default P-3PC table (paper's DAS numbers); run tessera-bench to "
                         "measure this machine");
   }

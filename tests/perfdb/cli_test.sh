@@ -92,6 +92,17 @@ bad_input)
   "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das --replace \
     2>/dev/null || fail "--replace"
   expect_error 1 "no run 999" -- "$tool" --perfdb a.sqlite show --run 999
+  # Integers too large say so, never "expected an integer >= 0".
+  expect_error 1 "no run 99999999999999 (too large: the largest run id in a.sqlite is 2" -- \
+    "$tool" --perfdb a.sqlite show --run 99999999999999
+  expect_error 1 "no run 99999999999999 (too large" -- \
+    "$tool" --perfdb a.sqlite delete --run 99999999999999
+  expect_error 2 "bad --run '99999999999999999999' (too large" -- \
+    "$tool" --perfdb a.sqlite show --run 99999999999999999999
+  expect_error 2 "bad --run '-3' (expected a run id >= 1" -- "$tool" --perfdb a.sqlite show --run -3
+  printf 'path,layout,floats,time_us\nsend,cc,99999999999999999999,1\n' >bigfloats.csv
+  expect_error 1 "bad floats '99999999999999999999' (too large" -- \
+    "$tool" --perfdb a.sqlite import --csv bigfloats.csv --machine big
   expect_error 1 "no machine 'nope'" -- "$tool" --perfdb a.sqlite show --machine nope
   expect_error 1 "no intra-node" -- "$tool" --perfdb a.sqlite export --csv --level intra
   expect_error 1 "bad level" -- "$tool" --perfdb a.sqlite export --csv --level both
@@ -99,6 +110,54 @@ bad_input)
     "$tool" --perfdb a.sqlite import --json "$data/das_table1.csv" --machine y
   echo '{"chosen": {}}' >plan.json
   expect_error 1 "not a tessera-perfdb JSON" -- "$tool" --perfdb a.sqlite import --json plan.json
+  ;;
+import_rules)
+  # CSV and JSON imports follow the same rules, and a refused import changes nothing.
+  "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
+    fail "import"
+  cp a.sqlite a.orig
+  printf 'path,layout,floats,time_us\nsend,cc,0,1\nsend,cc,4,2\nfull,cc,0,3\n' >three.csv
+  expect_error 1 "three.csv: incomplete inter-node P-3PC table: no samples for send,cn" -- \
+    "$tool" --perfdb a.sqlite import --csv three.csv --machine three
+  sed 's/^send,cc,1024,.*/send,cc,1024,1e308/' "$data/das_table1.csv" >huge.csv
+  expect_error 1 "huge.csv:3: bad time_us 1e+308 (too large" -- \
+    "$tool" --perfdb a.sqlite import --csv huge.csv --machine huge
+  sed 's/^send,cc,1024,.*/send,cc,99999999999999999999,1/' "$data/das_table1.csv" >bigint.csv
+  expect_error 1 "bad floats '99999999999999999999' (too large" -- \
+    "$tool" --perfdb a.sqlite import --csv bigint.csv --machine big
+  "$tool" --perfdb a.sqlite export --json >das.json || fail "export json"
+  # The first P-3PC time negative: refused by JSON import as by CSV import.
+  awk '/"median_us"/ && !done {sub(/: [0-9.e+-]+/, ": -5"); done=1} {print}' das.json >neg.json
+  grep -q '"median_us": -5' neg.json || fail "test setup: no negative time in neg.json"
+  expect_error 1 "neg.json: runs.0..p3pc.0.: bad median_us -5 (must be >= 0)" -- \
+    "$tool" --perfdb a.sqlite import --json neg.json --machine neg
+  cmp a.sqlite a.orig || fail "a refused import changed the database"
+  [[ ! -e a.sqlite-wal || ! -s a.sqlite-wal ]] || fail "a refused import left a write-ahead log"
+  expect_error 1 "incomplete" -- "$tool" --perfdb new.sqlite import --csv three.csv --machine t
+  [[ ! -e new.sqlite ]] || fail "a refused import created the database"
+  "$tool" --perfdb a.sqlite import --json das.json --machine das2 2>/dev/null ||
+    fail "a valid export is refused"
+  ;;
+export_output)
+  # --output FILE is all or nothing, failures give the system's reason, and a temporary
+  # file left by a killed export is removed by the next one.
+  "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
+    fail "import"
+  "$tool" --perfdb a.sqlite export --csv >stdout.csv || fail "export to stdout"
+  touch .out.csv.tessera-tmp.999999999 .other.csv.tessera-tmp.999999999
+  "$tool" --perfdb a.sqlite export --csv --output out.csv || fail "export --output"
+  cmp stdout.csv out.csv || fail "--output differs from stdout"
+  [[ ! -e .out.csv.tessera-tmp.999999999 ]] || fail "stale temporary file not removed"
+  [[ -e .other.csv.tessera-tmp.999999999 ]] || fail "another file's temporary was removed"
+  [[ -z $(ls -A | grep "^\.out\.csv\.tessera-tmp") ]] || fail "temporary file left: $(ls -A)"
+  expect_error 1 "cannot write missing/out.csv (create temporary file): No such file or directory" -- \
+    "$tool" --perfdb a.sqlite export --csv --output missing/out.csv
+  mkdir adir
+  expect_error 1 "Is a directory" -- "$tool" --perfdb a.sqlite export --json --output adir
+  [[ -z $(ls -A adir) && -z $(ls -A | grep "^\.adir\.") ]] || fail "a failed export left files"
+  expect_error 1 "cannot write to standard output: No space left on device" -- \
+    bash -c "\"\$0\" --perfdb a.sqlite export --csv >/dev/full" "$tool"
+  ! grep -rq "Success" err.txt || fail "an error said Success"
   ;;
 corrupt_refused)
   "$tool" --perfdb good.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||

@@ -21,6 +21,16 @@ std::vector<P3pcSample> parse(const std::string& text, Level level = Level::inte
   return read_p3pc_csv(in, "t.csv", level);
 }
 
+// The InvalidArgument message for a bad JSON document.
+std::string err_of(const std::string& text) {
+  try {
+    from_json(text, "f.json");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
 // The InvalidArgument message for bad CSV text.
 std::string csv_error(const std::string& text) {
   try {
@@ -32,9 +42,11 @@ std::string csv_error(const std::string& text) {
 }
 
 TEST(PerfdbCsv, ParsesRowsIntoSamples) {
-  const auto v = parse("path,layout,floats,time_us\r\nsend,cc,0,5.98\r\nfull, nn ,1024,287.89\n\n",
+  // A complete table (an import needs every curve) after two rows in unusual spelling.
+  const std::string rest = test::complete_csv().substr(27);
+  const auto v = parse("path,layout,floats,time_us\r\nsend,cc,0,5.98\r\nfull, nn ,1024,287.89\n\n" + rest,
                        Level::intra);
-  ASSERT_EQ(v.size(), 2u);
+  ASSERT_EQ(v.size(), 2u + 24u);
   EXPECT_EQ(v[0].path, Path::send);
   EXPECT_EQ(v[0].layout, Layout::cc);
   EXPECT_EQ(v[0].bytes, 0);
@@ -65,6 +77,35 @@ TEST(PerfdbCsv, RejectsBadInputNamingTheLine) {
   EXPECT_NE(csv_error(h + "send,cc,1\n").find("expected 4 fields"), std::string::npos);
   EXPECT_NE(csv_error(h + "send,cc,1,2,3\n").find("expected 4 fields"), std::string::npos);
   EXPECT_NE(csv_error(h + "send,cc,0,2\n").find("t.csv:3: duplicate"), std::string::npos);
+}
+
+// The import rules (validate_import): CSV refuses what JSON refuses, in the same words.
+TEST(PerfdbCsv, RefusesOutOfRangeValuesAndSaysTooLarge) {
+  const std::string h = "path,layout,floats,time_us\nsend,cc,0,1\n";
+  EXPECT_NE(csv_error(h + "send,cc,1,1e308\n").find("t.csv:3: bad time_us 1e+308 (too large"),
+            std::string::npos)
+      << csv_error(h + "send,cc,1,1e308\n");
+  EXPECT_NE(csv_error(h + "send,cc,1,1e400\n").find("t.csv:3: bad time_us '1e400' (too large"),
+            std::string::npos);
+  EXPECT_NE(csv_error(h + "send,cc,1,inf\n").find("not a finite number"), std::string::npos);
+  EXPECT_NE(csv_error(h + "send,cc,1,-0.5\n").find("bad time_us -0.5 (must be >= 0)"),
+            std::string::npos);
+  const std::string big = csv_error(h + "send,cc,99999999999999999999,1\n");
+  EXPECT_NE(big.find("t.csv:3: bad floats '99999999999999999999' (too large"), std::string::npos)
+      << big;
+  EXPECT_EQ(big.find("expected an integer"), std::string::npos) << big;
+  EXPECT_NE(csv_error(h + "send,cc,281474976710657,1\n").find("too large"), std::string::npos);
+}
+
+TEST(PerfdbCsv, RefusesAnIncompleteTableNamingWhatIsMissing) {
+  // Three rows: a run every planner would refuse.
+  const std::string e = csv_error("path,layout,floats,time_us\nsend,cc,0,1\nsend,cc,4,2\nfull,cc,0,3\n");
+  EXPECT_NE(e.find("t.csv: incomplete inter-node P-3PC table: no samples for send,cn send,nc send,nn "
+                   "recv,cc recv,cn recv,nc recv,nn full,cn full,nc full,nn"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  EXPECT_NO_THROW(parse(test::complete_csv()));
 }
 
 TEST(PerfdbCsv, WriteThenReadIsExact) {
@@ -158,7 +199,7 @@ TEST(PerfdbJson, RoundTripsEverything) {
   m.ranks_per_node = 1;
   m.nodes = 128;
   m.source = "paper";
-  RunData d = test::sample_run_data();
+  RunData d = test::plannable_run_data();
   d.run.tool = "tessera-bench";
   d.run.tool_version = "0.1.0";
   d.run.config = R"({"rounds":10,"sizes":[0,1024]})";
@@ -193,7 +234,7 @@ TEST(PerfdbJson, RoundTripsEverything) {
 
 TEST(PerfdbJson, RoundTripsThroughADatabase) {
   TempDir dir;
-  RunData d = test::sample_run_data();
+  RunData d = test::plannable_run_data();
   d.run.tool = "tessera-bench";
   d.run.config = R"({"a":1})";
   d.run.status = RunStatus::complete;
@@ -232,18 +273,75 @@ TEST(PerfdbJson, RejectsForeignOrBrokenDocuments) {
             std::string::npos);
   Machine m;
   m.name = "m";
-  const std::string ok = to_json(m, std::vector<RunData>{RunData{}});
+  const std::string ok = to_json(m, std::vector<RunData>{test::plannable_run_data()});
   std::string bad = ok;
-  bad.replace(bad.find("\"status\": \"running\""), 19, "\"status\": \"weird\"");
+  bad.replace(bad.find("\"status\": \"complete\""), 20, "\"status\": \"weird\"");
   EXPECT_NE(err(bad).find("runs[0]"), std::string::npos);
   EXPECT_NO_THROW(from_json(ok, "ok.json"));
+}
+
+// The JSON side of the import rules: what CSV refuses, JSON refuses too, so an
+// export can always be imported again.
+TEST(PerfdbJson, RefusesWhatCsvRefuses) {
+  Machine m;
+  m.name = "m";
+  const RunData good = test::plannable_run_data();
+  auto err = [&](const RunData& d) -> std::string {
+    try {
+      from_json(to_json(m, std::vector<RunData>{d}), "f.json");
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  EXPECT_EQ(err(good), "(accepted)");
+  RunData d = good;
+  d.p3pc[1].median_us = -3;
+  EXPECT_NE(err(d).find("f.json: runs[0].p3pc[1]: bad median_us -3 (must be >= 0)"), std::string::npos)
+      << err(d);
+  d = good;
+  d.p3pc[0].q3_us = 1e308;
+  EXPECT_NE(err(d).find("runs[0].p3pc[0]: bad q3_us 1e+308 (too large"), std::string::npos) << err(d);
+  d = good;
+  d.compute[0].ns_per_pixel = -1;
+  EXPECT_NE(err(d).find("runs[0].compute[0]: bad ns_per_pixel"), std::string::npos) << err(d);
+  d = good;
+  d.p3pc.push_back(d.p3pc.front());
+  EXPECT_NE(err(d).find("duplicate sample"), std::string::npos) << err(d);
+  // Derived log_3P values may be slightly negative (noise in a difference): accepted.
+  d = good;
+  d.log3p.push_back({Level::intra, kLog3pLmw, 1024, 64, -0.01, -0.02, 0.01});
+  EXPECT_EQ(err(d), "(accepted)");
+  d.log3p.back().name = kLog3pTmem;  // a measured time may not
+  EXPECT_NE(err(d).find("bad value_us -0.01 (must be >= 0)"), std::string::npos) << err(d);
+  // A complete run with an incomplete table, and a document no planner could use.
+  d = good;
+  std::erase_if(d.p3pc, [](const P3pcSample& s) {
+    return s.level == Level::inter && s.path == Path::recv && s.layout == Layout::nc;
+  });
+  EXPECT_NE(err(d).find("f.json: runs[0]: incomplete inter-node P-3PC table: no samples for recv,nc"),
+            std::string::npos)
+      << err(d);
+  d.run.status = RunStatus::failed;  // a failed run may be partial, but is not enough alone
+  EXPECT_NE(err(d).find("no complete run with P-3PC measurements"), std::string::npos) << err(d);
+  EXPECT_EQ(from_json(to_json(m, std::vector<RunData>{d, good}), "f.json").runs.size(), 2u);
+  // Integers beyond int64 or int say "too large".
+  nlohmann::json j = nlohmann::json::parse(to_json(m, std::vector<RunData>{good}));
+  j["runs"][0]["p3pc"][0]["bytes"] = 18446744073709551615ull;
+  EXPECT_NE(err_of(j.dump()).find("field 'bytes' is too large"), std::string::npos) << err_of(j.dump());
+  j["runs"][0]["p3pc"][0]["bytes"] = 9999999999999999;
+  EXPECT_NE(err_of(j.dump()).find("bad bytes 9999999999999999 (too large"), std::string::npos)
+      << err_of(j.dump());
+  j["runs"][0]["p3pc"][0]["bytes"] = 0;
+  j["runs"][0]["p3pc"][0]["samples"] = 99999999999;
+  EXPECT_NE(err_of(j.dump()).find("field 'samples' is too large"), std::string::npos) << err_of(j.dump());
 }
 
 TEST(PerfdbJson, ComputeRowsWithoutSigmaOrThreadsStillRead) {
   // Exports from before schema 3 have no "sigma" / "threads": they read as absent.
   Machine m;
   m.name = "m";
-  RunData d;
+  RunData d = test::plannable_run_data();
   d.compute = {{"filter", "x", 7, 64, 64, 1.5, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
   nlohmann::json j = nlohmann::json::parse(to_json(m, std::vector<RunData>{d}));
   auto& row = j["runs"][0]["compute"][0];

@@ -74,6 +74,15 @@ TEST(PerfdbSchema, ReadOnlyOpenOfMissingFileDoesNotCreateIt) {
   EXPECT_FALSE(std::filesystem::exists(dir / "none.sqlite"));
 }
 
+TEST(PerfdbSchema, ReadOnlyOpenOfEmptyFileLeavesItEmpty) {
+  TempDir dir;
+  const auto path = dir / "empty.sqlite";
+  test::write_bytes(path, "");
+  expect_refused_unchanged(path, "is empty, not a tessera performance database yet",
+                           Store::Mode::read_only);
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+}
+
 TEST(PerfdbSchema, EmptyFileBecomesADatabase) {
   TempDir dir;
   const auto path = dir / "empty.sqlite";
@@ -100,11 +109,14 @@ TEST(PerfdbSchema, MigratesVersion1KeepingData) {
     db.exec("COMMIT");
   }
   ASSERT_EQ(pragma(path, "PRAGMA user_version"), 1);
+  // A reader writes nothing: it says the file needs migrating, and how.
+  expect_refused_unchanged(path, "schema version 1, older than this build's", Store::Mode::read_only);
+  expect_refused_unchanged(path, "migrate", Store::Mode::read_only);
+  ASSERT_EQ(pragma(path, "PRAGMA user_version"), 1);
   {
-    // Even a reader migrates, so apps keep working after an upgrade.
-    Store r(path, Store::Mode::read_only);
-    EXPECT_EQ(r.list_runs().size(), 1u);
-    EXPECT_TRUE(r.load_run(1).validation.empty());
+    Store w(path);  // a read-write open migrates
+    EXPECT_EQ(w.list_runs().size(), 1u);
+    EXPECT_TRUE(w.load_run(1).validation.empty());
   }
   EXPECT_EQ(pragma(path, "PRAGMA user_version"), kSchemaVersion);
   {

@@ -118,5 +118,43 @@ inline RunData sample_run_data() {
   return d;
 }
 
+/// Every (path, layout) curve of `level` at two sizes, paper-shaped: what an import
+/// needs for planning (validate_import).
+inline std::vector<P3pcSample> complete_p3pc(Level level) {
+  std::vector<P3pcSample> rows;
+  for (Path p : kPaths)
+    for (Layout l : kLayouts)
+      for (std::int64_t bytes : {1024, 8192}) {
+        P3pcSample s;
+        s.level = level;
+        s.path = p;
+        s.layout = l;
+        s.bytes = bytes;
+        s.blocks = l == Layout::cc ? 1 : 100;
+        s.median_us = 10 + int(p) + int(l) + bytes / 1024.0;
+        rows.push_back(s);
+      }
+  return rows;
+}
+
+/// sample_run_data() as a complete run with complete P-3PC tables at both levels:
+/// a run an import accepts.
+inline RunData plannable_run_data() {
+  RunData d = sample_run_data();
+  d.run.status = RunStatus::complete;
+  for (Level level : {Level::intra, Level::inter})
+    for (const auto& s : complete_p3pc(level)) d.p3pc.push_back(s);
+  return d;
+}
+
+/// SPEC CSV text of complete_p3pc: header and one row per sample.
+inline std::string complete_csv() {
+  std::string text = "path,layout,floats,time_us\n";
+  for (const auto& s : complete_p3pc(Level::inter))
+    text += std::string(to_string(s.path)) + "," + std::string(to_string(s.layout)) + "," +
+            std::to_string(s.bytes / 4) + "," + std::to_string(s.median_us) + "\n";
+  return text;
+}
+
 }  // namespace test
 }  // namespace tessera::perfdb

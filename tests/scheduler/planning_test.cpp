@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
@@ -74,6 +76,45 @@ void add_machine(perfdb::Store& store, const std::string& name, bool with_p3pc, 
   store.finish_run(run);
 }
 
+// Points the per-user default database into `xdg` and unsets $TESSERA_PERFDB for the
+// scope; the previous environment comes back at the end.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const fs::path& xdg) : xdg_(xdg) {
+    for (const char* k : kKeys) saved_.push_back(std::getenv(k) ? std::optional<std::string>(std::getenv(k)) : std::nullopt);
+    ::unsetenv("TESSERA_PERFDB");
+    ::setenv("XDG_DATA_HOME", xdg.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    for (std::size_t i = 0; i < std::size(kKeys); ++i) {
+      if (saved_[i])
+        ::setenv(kKeys[i], saved_[i]->c_str(), 1);
+      else
+        ::unsetenv(kKeys[i]);
+    }
+    std::error_code ec;
+    fs::remove_all(xdg_, ec);
+  }
+
+ private:
+  static constexpr const char* kKeys[] = {"TESSERA_PERFDB", "XDG_DATA_HOME"};
+  fs::path xdg_;
+  std::vector<std::optional<std::string>> saved_;
+};
+
+// load_machine for this host must throw E whose one-line message contains `words`.
+template <class E>
+void expect_load_error(const std::optional<std::string>& perfdb, const std::string& words) {
+  try {
+    const auto m = planning::load_machine(perfdb, std::nullopt);
+    ADD_FAILURE() << "loaded " << m.origin << (m.bundled_default ? " (bundled default)" : "");
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(words), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
 }  // namespace
 
 TEST(Planning, BundledDefaultIsThePapersTable) {
@@ -85,9 +126,10 @@ TEST(Planning, BundledDefaultIsThePapersTable) {
   EXPECT_EQ(m.placement.ranks_per_node, 1);
 }
 
-TEST(Planning, ThisHostWithoutPerfdbUsesTheBundledDefaultAndSaysSo) {
+TEST(Planning, ThisHostWithoutAnyPerfdbUsesTheBundledDefaultAndSaysSo) {
   TempDb db;  // never created
-  const auto loaded = planning::load_machine(db.path.string(), std::nullopt);
+  ScopedEnv env(db.path.parent_path() / ("xdg-" + db.path.stem().string()));  // nothing named
+  const auto loaded = planning::load_machine(std::nullopt, std::nullopt);
   EXPECT_TRUE(loaded.bundled_default);
   EXPECT_EQ(loaded.compute_source, "unpriced");
   std::string all;
@@ -95,7 +137,46 @@ TEST(Planning, ThisHostWithoutPerfdbUsesTheBundledDefaultAndSaysSo) {
   EXPECT_NE(all.find("bundled default"), std::string::npos) << all;
   EXPECT_NE(all.find("tessera-bench"), std::string::npos) << all;
   EXPECT_NE(all.find("unpriced"), std::string::npos) << all;
-  EXPECT_THROW(planning::load_machine(db.path.string(), std::string("no-such-cluster")), InvalidArgument);
+  EXPECT_THROW(planning::load_machine(std::nullopt, std::string("no-such-cluster")), InvalidArgument);
+  EXPECT_FALSE(fs::exists(perfdb::default_perfdb_path())) << "planning created the default database";
+}
+
+// A database the user named is used or the planning fails with its reason: never the
+// bundled 2001 table in its place.
+TEST(Planning, NamedPerfdbThatIsMissingIsAnErrorAndIsNotCreated) {
+  TempDb db;
+  ScopedEnv env(db.path.parent_path() / ("xdg-" + db.path.stem().string()));
+  expect_load_error<IoError>(db.path.string(), "no performance database at " + db.path.string());
+  EXPECT_FALSE(fs::exists(db.path));
+  ::setenv("TESSERA_PERFDB", db.path.c_str(), 1);  // named through the environment
+  expect_load_error<IoError>(std::nullopt, "no performance database at " + db.path.string());
+  EXPECT_FALSE(fs::exists(db.path));
+}
+
+TEST(Planning, CorruptOrEmptyPerfdbIsAnErrorNamedOrNot) {
+  TempDb db;
+  ScopedEnv env(db.path.parent_path() / ("xdg-" + db.path.stem().string()));
+  { std::ofstream(db.path) << "path,layout,floats,time_us\nsend,cc,0,1\n"; }
+  expect_load_error<IoError>(db.path.string(), "not an SQLite file");
+  { std::ofstream(db.path, std::ios::trunc); }
+  expect_load_error<IoError>(db.path.string(), "is empty");
+  EXPECT_EQ(fs::file_size(db.path), 0u) << "a planner filled an empty file";
+  // The same file at the per-user default path, nothing named: still an error.
+  const auto def = perfdb::default_perfdb_path();
+  fs::create_directories(def.parent_path());
+  fs::copy_file(db.path, def);
+  expect_load_error<IoError>(std::nullopt, "is empty");
+  fs::remove_all(def.parent_path().parent_path());
+}
+
+TEST(Planning, PerfdbWithoutThisMachineIsAnError) {
+  TempDb db;
+  ScopedEnv env(db.path.parent_path() / ("xdg-" + db.path.stem().string()));
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, "far-cluster", true, false);
+  }
+  expect_load_error<InvalidArgument>(db.path.string(), "has no P-3PC measurements in perfdb");
 }
 
 TEST(Planning, MachineFromPerfdbBorrowsComputeFromThisHost) {

@@ -148,14 +148,14 @@ std::vector<perfdb::Log3pParam> run_log3p(MPI_Comm pair, const Options& o, perfd
     put("send_self_rtt", s, 0, self.median, self.q1, self.q3);
     put("remote_rtt", s, 0, remote.median, remote.q1, remote.q3);
     const double o_mw = self.median / 2 - mem.median;
-    put("o_mw", s, 0, o_mw, self.q1 / 2 - mem.median, self.q3 / 2 - mem.median);
-    put("o_net", s, 0, remote.median / 2 - o_mw, remote.q1 / 2 - o_mw, remote.q3 / 2 - o_mw);
+    put(perfdb::kLog3pOmw, s, 0, o_mw, self.q1 / 2 - mem.median, self.q3 / 2 - mem.median);
+    put(perfdb::kLog3pOnet, s, 0, remote.median / 2 - o_mw, remote.q1 / 2 - o_mw, remote.q3 / 2 - o_mw);
     for (std::int64_t d : o.strides) {
       const Summary ss = get(kSelf, s, d), rs = get(kRemote, s, d);
       put("send_self_rtt", s, d, ss.median, ss.q1, ss.q3);
       put("remote_rtt", s, d, rs.median, rs.q1, rs.q3);
       const double base = self.median / 2;
-      put("l_mw", s, d, ss.median / 2 - base, ss.q1 / 2 - base, ss.q3 / 2 - base);
+      put(perfdb::kLog3pLmw, s, d, ss.median / 2 - base, ss.q1 / 2 - base, ss.q3 / 2 - base);
     }
   }
   return out;

@@ -2,6 +2,7 @@
 // File formats for moving measurements between databases: SPEC's P-3PC CSV
 // (`path,layout,floats,time_us`) and a JSON document with everything of a machine.
 // All functions are local and touch no database.
+#include <cstdint>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -12,11 +13,30 @@
 
 namespace tessera::perfdb {
 
+// What an import accepts, the same for CSV and JSON (validate_import):
+//  - every number finite; measured times and costs (P-3PC times, compute costs,
+//    measured validation times, log_3P's T_mem and round trips) in
+//    [0, kMaxImportedValue]; quantities derived by differences or fits (log_3P's o_mw,
+//    l_mw, o_net, every LogGP parameter, predictions) may be slightly negative through
+//    noise: |v| <= kMaxImportedValue;
+//  - sizes in [0, kMaxImportedBytes], counts within int, no duplicate keys;
+//  - what planning needs: every complete run that has P-3PC samples at a level has all
+//    twelve (path, layout) curves there (the p3pc model prices with all of them), and
+//    at least one complete run has P-3PC samples (a machine without any is refused by
+//    every planner).
+
+/// Upper bound of an imported time or cost (us, ns per pixel, us per byte): 1e10 us is
+/// almost three hours, far beyond any message or tile; 1e308 is a typo, not a time.
+inline constexpr double kMaxImportedValue = 1e10;
+/// Upper bound of an imported size in bytes (1 PiB).
+inline constexpr std::int64_t kMaxImportedBytes = std::int64_t{1} << 50;
+
 /// Parse SPEC's P-3PC CSV. Each row becomes a P3pcSample at `level` with bytes =
 /// floats * 4, blocks = 1 for cc and the paper's 100 otherwise, stride 0, no spread.
 /// All or nothing: throws InvalidArgument naming `source` and the line for a bad
-/// header, a bad or negative value, a wrong column count or a duplicate
-/// (path, layout, floats); an empty table is refused too.
+/// header, a bad, negative, non-finite or too large value, a wrong column count or a
+/// duplicate (path, layout, floats); an empty table, and one without all twelve
+/// (path, layout) curves (named in the message), are refused too.
 std::vector<P3pcSample> read_p3pc_csv(std::istream& in, std::string_view source,
                                       Level level = Level::inter);
 
@@ -41,8 +61,13 @@ struct JsonDocument {
   Machine machine;
   std::vector<RunData> runs;
 };
-/// Parse a document written by to_json; throws InvalidArgument naming `source` and the
-/// offending field.
+/// Parse a document written by to_json and validate it (validate_import); throws
+/// InvalidArgument naming `source` and the offending field.
 JsonDocument from_json(std::string_view text, std::string_view source);
+
+/// The import rules above for a machine and its runs; throws InvalidArgument, one line
+/// naming `source`, the record ("runs[0].p3pc[3]") and what is wrong or missing. Local.
+void validate_import(const Machine& machine, std::span<const RunData> runs,
+                     std::string_view source);
 
 }  // namespace tessera::perfdb

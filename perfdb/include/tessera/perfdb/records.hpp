@@ -88,8 +88,20 @@ struct PairPlacement {
   Level level = Level::intra;
 };
 
-/// One log_3P / 2log_{2,3}P parameter ("T_mem", "o_mw", "l_mw", "o_net",
+/// One log_3P / 2log_{2,3}P parameter (kLog3pTmem, kLog3pOmw, kLog3pLmw, kLog3pOnet,
 /// "send_self_rtt", "remote_rtt", ...) at a message size and stride.
+// Log3pParam::name values the benchmarker writes and planning reads (log3P paper
+// section 4.1): spelled here once so the two cannot drift apart. Arrays rather than
+// string_view so they pass as C strings too.
+/// Memory-copy time of a message, T_mem (measured).
+inline constexpr char kLog3pTmem[] = "T_mem";
+/// Middleware overhead o_mw = T_00 / 2 - T_mem (derived; may be slightly negative).
+inline constexpr char kLog3pOmw[] = "o_mw";
+/// Extra middleware latency of a strided message, l_mw (derived, stride > 0).
+inline constexpr char kLog3pLmw[] = "l_mw";
+/// Network overhead o_net = remote half round trip - o_mw (derived).
+inline constexpr char kLog3pOnet[] = "o_net";
+
 struct Log3pParam {
   Level level = Level::intra;
   std::string name;
@@ -137,11 +149,17 @@ struct ComputeCost {
   std::optional<int> threads;   ///< TBB threads ("derivatives" rows; schema 3)
 };
 
-/// ComputeCost::operation of whole-pipeline rows.
-inline constexpr std::string_view kComputeDerivatives = "derivatives";
-/// ComputeCost::operation of the copies around messages: `tile_height` rows of
-/// `tile_width` floats copied between strided buffers; axis "x", taps 1, ns per float.
-inline constexpr std::string_view kComputeCopy = "copy";
+// ComputeCost::operation values the benchmarker writes and planning reads, spelled
+// here once (arrays rather than string_view so they pass as C strings too).
+/// Whole-pipeline rows.
+inline constexpr char kComputeDerivatives[] = "derivatives";
+/// The copies around messages: `tile_height` rows of `tile_width` floats copied between
+/// strided buffers; axis "x", taps 1, ns per float.
+inline constexpr char kComputeCopy[] = "copy";
+/// One even-order 1-D filter pass (databases written before schema 3).
+inline constexpr char kComputeFilter[] = "filter";
+/// One odd-order (antisymmetric) 1-D filter pass (databases written before schema 3).
+inline constexpr char kComputeFilterOdd[] = "filter_odd";
 
 /// A prediction compared with a measurement, for a later validation tool.
 struct ValidationRecord {

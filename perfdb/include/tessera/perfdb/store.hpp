@@ -29,18 +29,26 @@ std::filesystem::path default_perfdb_path();
 /// `--perfdb PATH` if given (non-empty), else default_perfdb_path(). Local.
 std::filesystem::path resolve_perfdb_path(const std::optional<std::string>& cli);
 
+/// True if the user named the database: `--perfdb PATH` given (non-empty) or
+/// $TESSERA_PERFDB set and non-empty. A named database that is missing or unreadable is
+/// an error for its readers; only the per-user default may be absent. Local.
+bool perfdb_path_is_named(const std::optional<std::string>& cli);
+
 class Store {
  public:
   enum class Mode {
     read_write,  ///< create the file (and parent directory) if missing; migrate older schemas
-    read_only,   ///< the file must exist; nothing is written except a one-time migration
-                 ///< of an older schema (refused with IoError if that is impossible)
+    read_only,   ///< SQLITE_OPEN_READONLY: the file must exist and is never created, filled
+                 ///< or migrated (an empty file or an older schema is an IoError saying so);
+                 ///< works in a read-only directory
   };
 
   /// Open (and in read_write mode create/migrate) the database at `path`.
   /// Before anything is written the file is checked: a file that is not SQLite,
   /// truncated, fails SQLite's quick_check, belongs to another application, or has a
-  /// newer schema is refused with an IoError and left byte-for-byte unchanged.
+  /// newer schema is refused with an IoError and left byte-for-byte unchanged. A file
+  /// that cannot be read (or in read_write mode written) is an IoError with the
+  /// system's reason ("Permission denied", "Read-only file system"), never "corrupt".
   /// In read_write mode, runs left `running` by a dead process on this host are marked
   /// failed.
   explicit Store(const std::filesystem::path& path, Mode mode = Mode::read_write);

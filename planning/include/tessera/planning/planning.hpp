@@ -18,19 +18,23 @@ namespace tessera::planning {
 struct LoadedMachine {
   scheduler::MachineParams params;
   std::string origin;            ///< e.g. "perfdb /path run 7 (tessera-bench, 2026-...)"
-  bool bundled_default = false;  ///< no perfdb entry: the bundled placeholder table
+  bool bundled_default = false;  ///< no perfdb named or at the default path: the bundled placeholder
   /// "measured", "borrowed from this machine (NAME)" or "unpriced".
   std::string compute_source = "unpriced";
   std::vector<std::string> notes;  ///< user-facing remarks (for stderr)
 };
 
 /// Loads `machine` (default: this host, perfdb::local_machine().name) from the perfdb at
-/// perfdb::resolve_perfdb_path(perfdb): P-3PC tables from the newest complete run that
-/// has P-3PC samples, log3P / LogGP parameters from that run, compute costs from the
-/// newest complete run that has them. If the machine has no P-3PC data (or the database
-/// is missing or unreadable): for this host, the bundled default with a note saying so
-/// and suggesting tessera-bench; for another named machine, throws InvalidArgument.
-/// A machine without compute costs borrows this host's when it has some (noted).
+/// perfdb::resolve_perfdb_path(perfdb), opened read-only: P-3PC tables from the newest
+/// complete run that has P-3PC samples, log3P / LogGP parameters from that run, compute
+/// costs from the newest complete run that has them. A machine without compute costs
+/// borrows this host's when it has some (noted).
+/// Never a silent fallback: a database that is named (`perfdb`, or $TESSERA_PERFDB) but
+/// missing, or that exists but cannot be read (corrupt, unreadable, older schema),
+/// throws IoError with the reason; a machine without P-3PC data in it throws
+/// InvalidArgument. Only when no database is named and none exists at the per-user
+/// default path does this host get the bundled default (bundled_default, and a note
+/// saying so and suggesting tessera-bench); another machine then throws InvalidArgument.
 LoadedMachine load_machine(const std::optional<std::string>& perfdb,
                            const std::optional<std::string>& machine);
 
