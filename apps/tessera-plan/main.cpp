@@ -87,7 +87,7 @@ void finish_request(Options& o, const po::variables_map& vm, const cli::Database
 
   // Every rank needs a pixel: more ranks than pixels is refused (--procs) or clamped.
   const long long pixels = (long long)o.width * o.height;
-  if (o.width < 1 || o.height < 1) return;  // plan_keeping says why
+  if (o.width < 1 || o.height < 1) return;  // plan_for says why
   if (req.procs && *req.procs > pixels)
     throw InvalidArgument("--procs " + std::to_string(*req.procs) + " exceeds the image's " + std::to_string(pixels) +
                           " pixels");
@@ -138,35 +138,10 @@ planning::LoadedMachine load(const Options& o) {
 
 // planning::plan_for with the search keeping only the best `keep` candidates (0 = all),
 // so that memory stays bounded at any --max-procs.
-// TODO(planning owner): a PlanRequest::keep passed on as SearchRequest::keep would make
-// this plan_for itself.
-planning::PlanResult plan_keeping(const planning::PlanRequest& request, const planning::LoadedMachine& machine,
+planning::PlanResult plan_keeping(planning::PlanRequest request, const planning::LoadedMachine& machine,
                                   std::size_t keep) {
-  validate(request.options);
-  if (request.width < 1 || request.height < 1)
-    throw InvalidArgument("image size " + std::to_string(request.width) + "x" + std::to_string(request.height) +
-                          " must be at least 1x1");
-  scheduler::SearchRequest sr;
-  sr.pipeline = describe_pipeline(request.width, request.height, request.options);
-  if (request.procs) {
-    if (*request.procs < 1) throw InvalidArgument("--procs must be at least 1");
-    sr.min_procs = sr.max_procs = *request.procs;
-  } else {
-    if (request.max_procs < 1) throw InvalidArgument("--max-procs must be at least 1");
-    sr.max_procs = request.max_procs;
-  }
-  sr.model = scheduler::parse_model(request.model);
-  sr.keep_all = request.keep_all;
-  sr.keep = keep;
-  planning::PlanResult r;
-  r.search = scheduler::search(sr, machine.params);
-  r.plan = r.search.chosen().plan;
-  r.machine = machine.params.name;
-  r.source = machine;
-  r.notes = machine.notes;
-  if (r.search.pricing == scheduler::Pricing::fast)
-    r.notes.push_back("many grids: phases priced with the fast forms (SBT and exchange on the largest tile)");
-  return r;
+  request.keep = keep;
+  return planning::plan_for(request, machine);
 }
 
 void print_json(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {

@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/interchange.hpp"
 #include "tessera/perfdb/store.hpp"
@@ -537,11 +538,10 @@ int run_cli(int argc, char** argv) {
   std::vector<std::string> args;
   Options o;
   std::string run_text;
-  desc.add_options()("help,h", "show this help")("version", "show the version")(
-      "perfdb", po::value<std::string>(),
-      "database file (default: $TESSERA_PERFDB, else "
-      "$XDG_DATA_HOME/tessera/perfdb.sqlite, else "
-      "~/.local/share/tessera/perfdb.sqlite)")("machine", po::value<std::string>(), "machine name")(
+  cli::DatabaseOptions database;
+  cli::add_help_version(desc);
+  cli::add_database_options(desc, database);
+  desc.add_options()(
       "run", po::value<std::string>(&run_text), "run id")(
       "csv", po::value<std::string>()->implicit_value(""), "SPEC P-3PC CSV (import: the file)")(
       "json", po::value<std::string>()->implicit_value(""), "JSON (import: the file)")(
@@ -578,8 +578,8 @@ int run_cli(int argc, char** argv) {
     if (!vm.count(k)) return std::nullopt;
     return vm[k].as<std::string>();
   };
-  o.perfdb = get("perfdb");
-  o.machine = get("machine");
+  o.perfdb = database.perfdb;
+  o.machine = database.machine;
   o.csv = get("csv");
   o.json = get("json");
   o.output = get("output");

@@ -276,6 +276,7 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
   }
   sr.model = scheduler::parse_model(request.model);
   sr.keep_all = request.keep_all;
+  sr.keep = request.keep;
 
   PlanResult r;
   r.search = scheduler::search(sr, machine.params);
@@ -284,7 +285,7 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
   r.source = machine;
   r.notes = machine.notes;
   if (r.search.pricing == scheduler::Pricing::fast)
-    r.notes.push_back("many grids: phases priced with the fast forms (SBT and exchange on the largest tile)");
+    r.notes.push_back("many grids: phases priced with closed forms where they are exact, simulated elsewhere");
   return r;
 }
 

@@ -53,6 +53,7 @@ struct PlanRequest {
   std::optional<std::string> perfdb;   ///< --perfdb (empty: default path)
   std::optional<std::string> machine;  ///< --machine (empty: this host)
   bool keep_all = true;                ///< rank every candidate (off: best per grid only)
+  std::size_t keep = 0;                ///< keep only the best `keep` candidates (0: all); bounds memory
 };
 
 /// The plan and everything said about it.
