@@ -1,5 +1,7 @@
 // tessera-gauss: Gaussian derivatives Lx, Ly, Lxx, Lxy, Lyy of an image, in parallel.
 // Reads like the sequential program it replaces: read, differentiate, write.
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "tessera/io.hpp"
 #include "tessera/pipeline.hpp"
 #include "tessera/planning/planning.hpp"
+#include "tessera/result_set.hpp"
 #include "tessera/session.hpp"
 
 namespace po = boost::program_options;
@@ -22,7 +25,9 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Options {
-  fs::path input, output;
+  // Strings, not fs::path: program_options reads a path with operator>>, which stops
+  // at the first space.
+  std::string input, output;
   tessera::GaussianOptions gauss;
   std::string grid, scatter = "sbt", gather = "sbt", exchange = "nonblocking";
   std::string plan_mode = "auto", model = "p3pc";
@@ -42,11 +47,15 @@ po::options_description describe_options(Options& o) {
       "stay 0..255, 16-bit 0..65535.\n\nOptions");
   d.add_options()("help,h", po::bool_switch(&o.help), "show this help and exit")(
       "version", po::bool_switch(&o.version), "show the version and exit")(
-      "input,i", po::value<fs::path>(&o.input), "image to read (anything OpenCV reads)")(
-      "sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0), "Gaussian scale, > 0 (pixels)")(
+      "input,i", po::value<std::string>(&o.input), "image to read (anything OpenCV reads)")(
+      "sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0),
+      "Gaussian scale (pixels), at least 0.02657 (below it the derivative kernels underflow)")(
       "radius", po::value<int>(),
-      "override the kernel radius (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for orders 0, 1, 2)")(
-      "output,o", po::value<fs::path>(&o.output), "directory to write the results into (created if missing)")(
+      "override the kernel radius, 1..1048576 (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for\n"
+      "orders 0, 1, 2)")(
+      "output,o", po::value<std::string>(&o.output),
+      "directory the results replace as a whole (created if missing; an existing one must be\n"
+      "empty or hold an earlier tessera result set; a failed run leaves it as it was)")(
       "plan", po::value<std::string>(&o.plan_mode)->default_value(o.plan_mode),
       "auto: the scheduler picks processors, grid and algorithms for this machine from the\n"
       "performance database; manual: use --grid/--scatter/--gather/--exchange (implied by\n"
@@ -56,7 +65,8 @@ po::options_description describe_options(Options& o) {
       "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")(
       "machine", po::value<std::string>(), "machine in the database to plan for (default: this host)")(
       "grid", po::value<std::string>(&o.grid),
-      "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips)")(
+      "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips, or as\n"
+      "many as the image is tall enough for, the other ranks idle)")(
       "scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter),
       "scatter algorithm: oft, sbt, mpi, bcast")("gather",
                                                  po::value<std::string>(&o.gather)->default_value(o.gather),
@@ -84,27 +94,63 @@ tessera::Plan make_plan(const Options& o, int procs) {
   return plan;
 }
 
-// Each file appears whole (temporary name, then rename); if one fails, the ones
-// already written by this run are removed so no partial result set is left.
-void write_results(const Options& o, const std::vector<tessera::Image>& results) {
-  std::vector<fs::path> written;
-  try {
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const std::string name(tessera::to_string(o.gauss.derivatives[i]));
-      for (const char* ext : {".tiff", ".png"}) {
-        const fs::path path = o.output / (name + ext);
-        if (std::string(ext) == ".tiff")
-          tessera::write_float_tiff(path, results[i]);
-        else
-          tessera::write_png_preview(path, results[i]);
-        written.push_back(path);
-      }
-    }
-  } catch (...) {
-    std::error_code ec;
-    for (const auto& path : written) fs::remove(path, ec);
-    throw;
+// The manual default grid: 1xP row strips, or as many strips as the image is tall
+// enough for (each at least a border tall), the other ranks idle.
+void fit_row_strips(tessera::Plan& plan, int width, int height, tessera::Halo halo) {
+  while (plan.grid.y > 1 && !tessera::infeasibility(tessera::Partition(width, height, plan.grid), halo).empty())
+    --plan.grid.y;
+}
+
+// Refuses, before anything large is allocated, a run that cannot fit in this
+// machine's memory: the root holds the input, one output per derivative and its
+// tile with the border around it.
+void check_memory(int width, int height, const tessera::GaussianOptions& g, const tessera::Plan& plan) {
+  const tessera::Halo halo = tessera::halo_for(g);
+  const tessera::Partition partition(width, height, plan.grid);
+  tessera::require_feasible(partition, halo);
+  const tessera::Box t = partition.tile(0);
+  const double need = 4.0 * (double(width) * double(height) * double(1 + g.derivatives.size()) +
+                             (double(t.width) + 2.0 * halo.x) * (double(t.height) + 2.0 * halo.y));
+  const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  if (have > 0 && need > have) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "a %dx%d image with a kernel border of %dx%d needs about %.1f GiB on the root (input, %zu "
+                  "outputs, its tile with the border), more than this machine's %.1f GiB",
+                  width, height, halo.x, halo.y, need / gib, g.derivatives.size(), have / gib);
+    throw tessera::InfeasiblePlan(buf);
   }
+}
+
+// std::bad_alloc says neither what was allocated nor how much: say both.
+template <class F>
+void naming_allocation(const std::string& what, F&& f) {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    throw tessera::Error("out of memory " + what);
+  }
+}
+
+std::string size_text(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
+
+void warn_non_finite(const std::string& what, const tessera::Image& image) {
+  if (const std::size_t n = tessera::count_non_finite(image))
+    std::cerr << "tessera-gauss: warning: " << what << " has " << n << " non-finite value" << (n > 1 ? "s" : "")
+              << " (NaN or Inf)\n";
+}
+
+// All files go into a ResultSet: the output directory holds the whole new set or,
+// if anything fails, the previous one.
+void write_results(tessera::ResultSet& set, const Options& o, const std::vector<tessera::Image>& results) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::string name(tessera::to_string(o.gauss.derivatives[i]));
+    warn_non_finite(name, results[i]);
+    tessera::write_float_tiff(set.file(name + ".tiff"), results[i]);
+    tessera::write_png_preview(set.file(name + ".png"), results[i]);
+  }
+  set.commit();
 }
 
 // The scheduler runs on the root (it may read the performance database); every
@@ -193,7 +239,7 @@ int run(const tessera::Session& session, int argc, char** argv) {
   auto desc = describe_options(o);
   tessera::Plan plan;
   // Everything a user can get wrong is checked before the first collective that
-  // moves data, and all ranks agree on the verdict.
+  // moves data (and before anything large is allocated), and all ranks agree.
   session.agree([&] {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -218,7 +264,9 @@ int run(const tessera::Session& session, int argc, char** argv) {
       if (o.input.empty()) throw tessera::InvalidArgument("--input is required (see --help)");
       if (o.output.empty()) throw tessera::InvalidArgument("--output is required (see --help)");
     }
-    tessera::validate(o.gauss);
+    // Builds the three kernels (bounded by kMaxRadius): refuses sigma/radius pairs
+    // whose kernels cannot be normalised to finite taps.
+    (void)tessera::kernels_for(o.gauss);
     if (o.plan_mode == "manual") plan = make_plan(o, session.size());
   });
   if (o.help || o.version) {
@@ -230,28 +278,52 @@ int run(const tessera::Session& session, int argc, char** argv) {
     }
     return 0;
   }
+  const tessera::Halo halo = tessera::halo_for(o.gauss);
   if (o.bench > 0) {
-    if (o.plan_mode == "auto") plan = auto_plan(session, o, o.width, o.height);
+    if (o.plan_mode == "auto")
+      plan = auto_plan(session, o, o.width, o.height);
+    else if (o.grid.empty())
+      fit_row_strips(plan, o.width, o.height, halo);
+    session.agree([&] { check_memory(o.width, o.height, o.gauss, plan); });
     return run_bench(session, o, plan);
   }
   tessera::Image image;
+  std::optional<tessera::ResultSet> outputs;
   session.agree([&] {
     if (!session.is_root()) return;
-    image = tessera::read_image(o.input);
-    std::error_code ec;
-    fs::create_directories(o.output, ec);
-    if (!fs::is_directory(o.output))
-      throw tessera::IoError("cannot create output directory '" + o.output.string() + "'");
+    // Refuse an output directory we may not replace before reading a large image.
+    outputs.emplace(fs::path(o.output), "tessera-gauss", std::vector<std::string>(argv + 1, argv + argc));
+    naming_allocation("reading '" + o.input + "'", [&] { image = tessera::read_image(fs::path(o.input)); });
+    if (const std::size_t n = tessera::count_non_finite(image))
+      std::cerr << "tessera-gauss: warning: '" << o.input << "' has " << n
+                << " non-finite pixel(s) (NaN or Inf): derivatives within the kernel radius of them are not "
+                   "finite; PNG previews are scaled on the finite values\n";
   });
-  if (o.plan_mode == "auto") plan = auto_plan(session, o, image.width(), image.height());
-  if (session.is_root())
-    std::cerr << "tessera-gauss: " << o.input.string() << " (" << image.width() << "x" << image.height()
-              << "), sigma " << o.gauss.sigma << ", running " << tessera::describe(plan) << " on "
-              << plan.procs() << " of " << session.size() << " ranks\n";
-  std::vector<tessera::Image> results;
-  session.agree([&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
+  // Only the root has the image; every rank may have to name its size in an error.
+  const std::string image_size = session.broadcast(size_text(image.width(), image.height()));
+  if (o.plan_mode == "auto") {
+    plan = auto_plan(session, o, image.width(), image.height());
+  } else if (o.grid.empty()) {
+    if (session.is_root()) fit_row_strips(plan, image.width(), image.height(), halo);
+    plan = tessera::parse_plan(session.broadcast(tessera::describe(plan)));
+  }
   session.agree([&] {
-    if (session.is_root()) write_results(o, results);
+    if (session.is_root()) check_memory(image.width(), image.height(), o.gauss, plan);
+  });
+  if (session.is_root())
+    std::cerr << "tessera-gauss: " << o.input << " (" << image.width() << "x" << image.height() << "), sigma "
+              << o.gauss.sigma << ", running " << tessera::describe(plan) << " on " << plan.procs() << " of "
+              << session.size() << " ranks\n";
+  std::vector<tessera::Image> results;
+  session.agree([&] {
+    naming_allocation("computing the derivatives of a " + image_size + " image with a kernel border of " + size_text(halo.x, halo.y) + " (plan " +
+                          tessera::describe(plan) + ")",
+                      [&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
+  });
+  session.agree([&] {
+    if (session.is_root())
+      naming_allocation("encoding the " + image_size + " result images",
+                        [&] { write_results(*outputs, o, results); });
   });
   return 0;
 }
