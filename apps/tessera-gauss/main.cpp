@@ -144,11 +144,19 @@ void warn_non_finite(const std::string& what, const tessera::Image& image) {
 // All files go into a ResultSet: the output directory holds the whole new set or,
 // if anything fails, the previous one.
 void write_results(tessera::ResultSet& set, const Options& o, const std::vector<tessera::Image>& results) {
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const std::string name(tessera::to_string(o.gauss.derivatives[i]));
-    warn_non_finite(name, results[i]);
-    tessera::write_float_tiff(set.file(name + ".tiff"), results[i]);
-    tessera::write_png_preview(set.file(name + ".png"), results[i]);
+  try {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const std::string name(tessera::to_string(o.gauss.derivatives[i]));
+      warn_non_finite(name, results[i]);
+      tessera::write_float_tiff(set.file(name + ".tiff"), results[i]);
+      tessera::write_png_preview(set.file(name + ".png"), results[i]);
+    }
+  } catch (const tessera::IoError& e) {
+    // Name the file the user asked for, not its place in the temporary directory.
+    std::string what = e.what();
+    const std::string staging = set.staging().string(), target = set.target().string();
+    if (auto at = what.find(staging); at != std::string::npos) what.replace(at, staging.size(), target);
+    throw tessera::IoError(what);
   }
   set.commit();
 }

@@ -7,7 +7,7 @@
 set -uo pipefail
 bin=$1 big=$2
 work=$(mktemp -d)
-mnt="$work/small disk"
+mnt="$work/disk"
 mkdir -p "$mnt"
 trap 'umount "$mnt" 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; [ -f "$work/stderr" ] && { echo "--- stderr:"; cat "$work/stderr"; }; exit 1; }
@@ -18,7 +18,6 @@ gauss() { timeout 120 mpirun -n "$1" --oversubscribe "$bin/tessera-gauss" "${@:2
 
 gauss 1 --input "$work/small.pgm" --sigma 1 --output "$mnt/o_old" || fail "first run failed"
 [ "$(ls "$mnt/o_old" | wc -l)" -eq 10 ] || fail "first run wrote $(ls "$mnt/o_old" | wc -l) files"
-grep -q '"tessera-gauss"' "$mnt/o_old/.tessera-manifest.json" || fail "no manifest naming the program"
 cp -a "$mnt/o_old" "$work/before"
 
 # The photograph's five float TIFFs need 2.7 MB: the disk fills up mid-set.
@@ -30,6 +29,7 @@ diff -r "$work/before" "$mnt/o_old" >/dev/null || fail "the previous result set 
 echo "ok: disk full keeps the previous set ($(grep '^tessera-gauss: error:' "$work/stderr"))"
 
 # A later successful run replaces the whole set, and the manifest says which run.
+grep -q '"tessera-gauss"' "$mnt/o_old/.tessera-manifest.json" || fail "no manifest naming the program"
 gauss 1 --input "$work/small.pgm" --sigma 2 --output "$mnt/o_old" || fail "second run failed"
 grep -q '"2"' "$mnt/o_old/.tessera-manifest.json" || fail "manifest does not name --sigma 2"
 cmp -s "$work/before/Lx.tiff" "$mnt/o_old/Lx.tiff" && fail "Lx.tiff was not replaced"
