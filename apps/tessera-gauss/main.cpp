@@ -1,5 +1,7 @@
 // tessera-gauss: Gaussian derivatives Lx, Ly, Lxx, Lxy, Lyy of an image, in parallel.
 // Reads like the sequential program it replaces: read, differentiate, write.
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -10,10 +12,13 @@
 #include <random>
 #include <string>
 
+#include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/io.hpp"
 #include "tessera/pipeline.hpp"
+#include "tessera/statistics.hpp"
 #include "tessera/planning/planning.hpp"
+#include "tessera/result_set.hpp"
 #include "tessera/session.hpp"
 
 namespace po = boost::program_options;
@@ -22,11 +27,13 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Options {
-  fs::path input, output;
+  // Strings, not fs::path: program_options reads a path with operator>>, which stops
+  // at the first space.
+  std::string input, output;
   tessera::GaussianOptions gauss;
   std::string grid, scatter = "sbt", gather = "sbt", exchange = "nonblocking";
   std::string plan_mode = "auto", model = "p3pc";
-  std::optional<std::string> perfdb, machine;
+  tessera::cli::DatabaseOptions database;
   bool manual = false;  // any of --grid/--scatter/--gather/--exchange given
   bool help = false, version = false;
   int bench = 0, warmup = 1, width = 0, height = 0;
@@ -40,23 +47,24 @@ po::options_description describe_options(Options& o) {
       "preview, 0 = mid-grey when the derivative has both signs) for each derivative.\n"
       "Colour input is converted to grey (0.299 R + 0.587 G + 0.114 B); 8-bit values\n"
       "stay 0..255, 16-bit 0..65535.\n\nOptions");
-  d.add_options()("help,h", po::bool_switch(&o.help), "show this help and exit")(
-      "version", po::bool_switch(&o.version), "show the version and exit")(
-      "input,i", po::value<fs::path>(&o.input), "image to read (anything OpenCV reads)")(
-      "sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0), "Gaussian scale, > 0 (pixels)")(
+  tessera::cli::add_help_version(d);
+  d.add_options()(
+      "input,i", po::value<std::string>(&o.input), "image to read (anything OpenCV reads)")(
+      "sigma,s", po::value<double>(&o.gauss.sigma)->default_value(1.0),
+      "Gaussian scale (pixels), at least 0.02657 (below it the derivative kernels underflow)")(
       "radius", po::value<int>(),
-      "override the kernel radius (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for orders 0, 1, 2)")(
-      "output,o", po::value<fs::path>(&o.output), "directory to write the results into (created if missing)")(
+      "override the kernel radius, 1..1048576 (default ceil(k*sigma), k = 2.1, 3.5, 3.75 for\n"
+      "orders 0, 1, 2)")(
+      "output,o", po::value<std::string>(&o.output),
+      "directory the results replace as a whole (created if missing; an existing one must be\n"
+      "empty or hold an earlier tessera result set; a failed run leaves it as it was)")(
       "plan", po::value<std::string>(&o.plan_mode)->default_value(o.plan_mode),
       "auto: the scheduler picks processors, grid and algorithms for this machine from the\n"
       "performance database; manual: use --grid/--scatter/--gather/--exchange (implied by\n"
-      "any of them)")("model", po::value<std::string>(&o.model)->default_value(o.model),
-                      "cost model for --plan auto (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc)")(
-      "perfdb", po::value<std::string>(),
-      "performance database (default $TESSERA_PERFDB, else ~/.local/share/tessera/perfdb.sqlite)")(
-      "machine", po::value<std::string>(), "machine in the database to plan for (default: this host)")(
+      "any of them)")(
       "grid", po::value<std::string>(&o.grid),
-      "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips)")(
+      "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips, or as\n"
+      "many as the image is tall enough for, the other ranks idle)")(
       "scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter),
       "scatter algorithm: oft, sbt, mpi, bcast")("gather",
                                                  po::value<std::string>(&o.gather)->default_value(o.gather),
@@ -69,6 +77,8 @@ po::options_description describe_options(Options& o) {
       "width", po::value<int>(&o.width), "benchmark image width (pixels)")(
       "height", po::value<int>(&o.height), "benchmark image height (pixels)")(
       "warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "benchmark runs before timing starts");
+  tessera::cli::add_model_option(d, o.model, "for --plan auto");
+  tessera::cli::add_database_options(d, o.database);
   return d;
 }
 
@@ -84,27 +94,71 @@ tessera::Plan make_plan(const Options& o, int procs) {
   return plan;
 }
 
-// Each file appears whole (temporary name, then rename); if one fails, the ones
-// already written by this run are removed so no partial result set is left.
-void write_results(const Options& o, const std::vector<tessera::Image>& results) {
-  std::vector<fs::path> written;
+// The manual default grid: 1xP row strips, or as many strips as the image is tall
+// enough for (each at least a border tall), the other ranks idle.
+void fit_row_strips(tessera::Plan& plan, int width, int height, tessera::Halo halo) {
+  while (plan.grid.y > 1 && !tessera::infeasibility(tessera::Partition(width, height, plan.grid), halo).empty())
+    --plan.grid.y;
+}
+
+// Refuses, before anything large is allocated, a run that cannot fit in this
+// machine's memory: the root holds the input, one output per derivative and its
+// tile with the border around it.
+void check_memory(int width, int height, const tessera::GaussianOptions& g, const tessera::Plan& plan) {
+  const tessera::Halo halo = tessera::halo_for(g);
+  const tessera::Partition partition(width, height, plan.grid);
+  tessera::require_feasible(partition, halo);
+  const tessera::Box t = partition.tile(0);
+  const double need = 4.0 * (double(width) * double(height) * double(1 + g.derivatives.size()) +
+                             (double(t.width) + 2.0 * halo.x) * (double(t.height) + 2.0 * halo.y));
+  const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  if (have > 0 && need > have) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "a %dx%d image with a kernel border of %dx%d needs about %.1f GiB on the root (input, %zu "
+                  "outputs, its tile with the border), more than this machine's %.1f GiB",
+                  width, height, halo.x, halo.y, need / gib, g.derivatives.size(), have / gib);
+    throw tessera::InfeasiblePlan(buf);
+  }
+}
+
+// std::bad_alloc says neither what was allocated nor how much: say both.
+template <class F>
+void naming_allocation(const std::string& what, F&& f) {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    throw tessera::Error("out of memory " + what);
+  }
+}
+
+std::string size_text(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
+
+void warn_non_finite(const std::string& what, const tessera::Image& image) {
+  if (const std::size_t n = tessera::count_non_finite(image))
+    std::cerr << "tessera-gauss: warning: " << what << " has " << n << " non-finite value" << (n > 1 ? "s" : "")
+              << " (NaN or Inf)\n";
+}
+
+// All files go into a ResultSet: the output directory holds the whole new set or,
+// if anything fails, the previous one.
+void write_results(tessera::ResultSet& set, const Options& o, const std::vector<tessera::Image>& results) {
   try {
     for (std::size_t i = 0; i < results.size(); ++i) {
       const std::string name(tessera::to_string(o.gauss.derivatives[i]));
-      for (const char* ext : {".tiff", ".png"}) {
-        const fs::path path = o.output / (name + ext);
-        if (std::string(ext) == ".tiff")
-          tessera::write_float_tiff(path, results[i]);
-        else
-          tessera::write_png_preview(path, results[i]);
-        written.push_back(path);
-      }
+      warn_non_finite(name, results[i]);
+      tessera::write_float_tiff(set.file(name + ".tiff"), results[i]);
+      tessera::write_png_preview(set.file(name + ".png"), results[i]);
     }
-  } catch (...) {
-    std::error_code ec;
-    for (const auto& path : written) fs::remove(path, ec);
-    throw;
+  } catch (const tessera::IoError& e) {
+    // Name the file the user asked for, not its place in the temporary directory.
+    std::string what = e.what();
+    const std::string staging = set.staging().string(), target = set.target().string();
+    if (auto at = what.find(staging); at != std::string::npos) what.replace(at, staging.size(), target);
+    throw tessera::IoError(what);
   }
+  set.commit();
 }
 
 // The scheduler runs on the root (it may read the performance database); every
@@ -119,8 +173,8 @@ tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int w
     request.options = o.gauss;
     request.max_procs = session.size();
     request.model = o.model;
-    request.perfdb = o.perfdb;
-    request.machine = o.machine;
+    request.perfdb = o.database.perfdb;
+    request.machine = o.database.machine;
     request.keep_all = false;
     auto result = tessera::planning::plan_for(request);
     for (const auto& note : result.notes) std::cerr << "tessera-gauss: note: " << note << "\n";
@@ -128,12 +182,6 @@ tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int w
     text = tessera::describe(result.plan);
   });
   return tessera::parse_plan(session.broadcast(text));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Times the pipeline from scatter to gather (everything a user waits for except
@@ -148,9 +196,9 @@ int run_bench(const tessera::Session& session, const Options& o, const tessera::
     float* p = image.data();
     for (std::size_t i = 0, n = std::size_t(o.width) * std::size_t(o.height); i < n; ++i) p[i] = u(rng);
   });
-  std::vector<tessera::PhaseTimes> runs;
+  std::vector<tessera::PhaseSeconds> runs;
   for (int i = 0; i < o.warmup + o.bench; ++i) {
-    tessera::PhaseTimes t;
+    tessera::PhaseSeconds t;
     session.agree([&] { tessera::gaussian_derivatives(session, image, o.gauss, plan, &t); });
     if (i >= o.warmup) runs.push_back(t);
     if (session.is_root())
@@ -158,10 +206,10 @@ int run_bench(const tessera::Session& session, const Options& o, const tessera::
   }
   const auto rss = session.gather_values(tessera::Session::peak_rss_bytes());
   if (!session.is_root()) return 0;
-  auto phase = [&](double tessera::PhaseTimes::*field) {
+  auto phase = [&](double tessera::PhaseSeconds::*field) {
     std::vector<double> v;
     for (const auto& r : runs) v.push_back(r.*field);
-    return median(v);
+    return tessera::stats::median(v);
   };
   std::vector<double> totals;
   for (const auto& r : runs) totals.push_back(r.total);
@@ -176,13 +224,13 @@ int run_bench(const tessera::Session& session, const Options& o, const tessera::
   j["height"] = o.height;
   j["sigma"] = o.gauss.sigma;
   j["runs"] = o.bench;
-  j["median_s"] = median(totals);
-  j["min_s"] = *std::min_element(totals.begin(), totals.end());
-  j["max_s"] = *std::max_element(totals.begin(), totals.end());
-  j["phases_median_s"] = {{"scatter", phase(&tessera::PhaseTimes::scatter)},
-                          {"exchange", phase(&tessera::PhaseTimes::exchange)},
-                          {"compute", phase(&tessera::PhaseTimes::compute)},
-                          {"gather", phase(&tessera::PhaseTimes::gather)}};
+  j["median_s"] = tessera::stats::median(totals);
+  j["min_s"] = tessera::stats::min(totals);
+  j["max_s"] = tessera::stats::max(totals);
+  j["phases_median_s"] = {{"scatter", phase(&tessera::PhaseSeconds::scatter)},
+                          {"exchange", phase(&tessera::PhaseSeconds::exchange)},
+                          {"compute", phase(&tessera::PhaseSeconds::compute)},
+                          {"gather", phase(&tessera::PhaseSeconds::gather)}};
   j["peak_rss_bytes"] = rss;
   std::cout << j.dump() << std::endl;
   return 0;
@@ -193,15 +241,13 @@ int run(const tessera::Session& session, int argc, char** argv) {
   auto desc = describe_options(o);
   tessera::Plan plan;
   // Everything a user can get wrong is checked before the first collective that
-  // moves data, and all ranks agree on the verdict.
+  // moves data (and before anything large is allocated), and all ranks agree.
   session.agree([&] {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
+    const po::variables_map vm = tessera::cli::parse(argc, argv, desc);
+    o.help = vm.count("help") > 0;
+    o.version = vm.count("version") > 0;
     if (o.help || o.version) return;
     if (vm.count("radius")) o.gauss.radius = vm["radius"].as<int>();
-    if (vm.count("perfdb")) o.perfdb = vm["perfdb"].as<std::string>();
-    if (vm.count("machine")) o.machine = vm["machine"].as<std::string>();
     for (const char* name : {"grid", "scatter", "gather", "exchange"})
       if (vm.count(name) && !vm[name].defaulted()) o.manual = true;
     if (o.plan_mode != "auto" && o.plan_mode != "manual")
@@ -218,7 +264,9 @@ int run(const tessera::Session& session, int argc, char** argv) {
       if (o.input.empty()) throw tessera::InvalidArgument("--input is required (see --help)");
       if (o.output.empty()) throw tessera::InvalidArgument("--output is required (see --help)");
     }
-    tessera::validate(o.gauss);
+    // Builds the three kernels (bounded by kMaxRadius): refuses sigma/radius pairs
+    // whose kernels cannot be normalised to finite taps.
+    (void)tessera::kernels_for(o.gauss);
     if (o.plan_mode == "manual") plan = make_plan(o, session.size());
   });
   if (o.help || o.version) {
@@ -226,32 +274,56 @@ int run(const tessera::Session& session, int argc, char** argv) {
       if (o.help)
         std::cout << desc << "\n";
       else
-        std::cout << "tessera-gauss " << TESSERA_VERSION << "\n";
+        std::cout << tessera::cli::version_line("tessera-gauss") << "\n";
     }
     return 0;
   }
+  const tessera::Halo halo = tessera::halo_for(o.gauss);
   if (o.bench > 0) {
-    if (o.plan_mode == "auto") plan = auto_plan(session, o, o.width, o.height);
+    if (o.plan_mode == "auto")
+      plan = auto_plan(session, o, o.width, o.height);
+    else if (o.grid.empty())
+      fit_row_strips(plan, o.width, o.height, halo);
+    session.agree([&] { check_memory(o.width, o.height, o.gauss, plan); });
     return run_bench(session, o, plan);
   }
   tessera::Image image;
+  std::optional<tessera::ResultSet> outputs;
   session.agree([&] {
     if (!session.is_root()) return;
-    image = tessera::read_image(o.input);
-    std::error_code ec;
-    fs::create_directories(o.output, ec);
-    if (!fs::is_directory(o.output))
-      throw tessera::IoError("cannot create output directory '" + o.output.string() + "'");
+    // Refuse an output directory we may not replace before reading a large image.
+    outputs.emplace(fs::path(o.output), "tessera-gauss", std::vector<std::string>(argv + 1, argv + argc));
+    naming_allocation("reading '" + o.input + "'", [&] { image = tessera::read_image(fs::path(o.input)); });
+    if (const std::size_t n = tessera::count_non_finite(image))
+      std::cerr << "tessera-gauss: warning: '" << o.input << "' has " << n
+                << " non-finite pixel(s) (NaN or Inf): derivatives within the kernel radius of them are not "
+                   "finite; PNG previews are scaled on the finite values\n";
   });
-  if (o.plan_mode == "auto") plan = auto_plan(session, o, image.width(), image.height());
-  if (session.is_root())
-    std::cerr << "tessera-gauss: " << o.input.string() << " (" << image.width() << "x" << image.height()
-              << "), sigma " << o.gauss.sigma << ", running " << tessera::describe(plan) << " on "
-              << plan.procs() << " of " << session.size() << " ranks\n";
-  std::vector<tessera::Image> results;
-  session.agree([&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
+  // Only the root has the image; every rank may have to name its size in an error.
+  const std::string image_size = session.broadcast(size_text(image.width(), image.height()));
+  if (o.plan_mode == "auto") {
+    plan = auto_plan(session, o, image.width(), image.height());
+  } else if (o.grid.empty()) {
+    if (session.is_root()) fit_row_strips(plan, image.width(), image.height(), halo);
+    plan = tessera::parse_plan(session.broadcast(tessera::describe(plan)));
+  }
   session.agree([&] {
-    if (session.is_root()) write_results(o, results);
+    if (session.is_root()) check_memory(image.width(), image.height(), o.gauss, plan);
+  });
+  if (session.is_root())
+    std::cerr << "tessera-gauss: " << o.input << " (" << image.width() << "x" << image.height() << "), sigma "
+              << o.gauss.sigma << ", running " << tessera::describe(plan) << " on " << plan.procs() << " of "
+              << session.size() << " ranks\n";
+  std::vector<tessera::Image> results;
+  session.agree([&] {
+    naming_allocation("computing the derivatives of a " + image_size + " image with a kernel border of " + size_text(halo.x, halo.y) + " (plan " +
+                          tessera::describe(plan) + ")",
+                      [&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
+  });
+  session.agree([&] {
+    if (session.is_root())
+      naming_allocation("encoding the " + image_size + " result images",
+                        [&] { write_results(*outputs, o, results); });
   });
   return 0;
 }

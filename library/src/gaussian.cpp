@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "tessera/error.hpp"
@@ -19,9 +21,39 @@ namespace {
 // inside them and away from the ends, so ceil() never lands on a rounding edge.
 constexpr double kRadiusPerSigma[3] = {2.1, 3.5, 3.75};
 
+// Order-2 kernels keep at least this fraction of their largest sample after the
+// mean is removed (ratio ~ radius^2 / sigma^2); below it the double arithmetic has
+// fewer digits left than the float taps need.
+constexpr double kMinOrder2Shape = 1e-8;
+
 void check_order(int order) {
   if (order < 0 || order > 2)
     throw InvalidArgument("derivative order " + std::to_string(order) + " is not 0, 1 or 2");
+}
+
+// %g: "1e-09" and "5e+08" rather than std::to_string's "0.000000" and "500000000.000000".
+std::string show(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check_sigma(double sigma) {
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw InvalidArgument("sigma must be positive and finite, got " + show(sigma));
+  if (sigma < kMinSigma)
+    throw InvalidArgument("sigma " + show(sigma) +
+                          " is too small: the first-derivative kernel's samples exp(-1/(2 sigma^2)) "
+                          "underflow, so it cannot be normalised (sigma must be >= " + show(kMinSigma) + ")");
+}
+
+void check_radius(int radius) {
+  if (radius < 1)
+    throw InvalidArgument("kernel radius must be at least 1 (a 1-tap kernel cannot estimate a derivative), got " +
+                          std::to_string(radius));
+  if (radius > kMaxRadius)
+    throw InvalidArgument("kernel radius " + std::to_string(radius) + " is above the limit of " +
+                          std::to_string(kMaxRadius) + " px");
 }
 
 // A group of 1-D kernels applied to the same input line in one sweep: each input
@@ -111,20 +143,24 @@ void filter_group(const float* src, std::ptrdiff_t step, int n, const KernelGrou
 
 int default_radius(double sigma, int order) {
   check_order(order);
-  if (!(sigma > 0) || !std::isfinite(sigma))
-    throw InvalidArgument("sigma must be positive, got " + std::to_string(sigma));
-  return std::max(1, int(std::ceil(kRadiusPerSigma[order] * sigma)));
+  check_sigma(sigma);
+  // Compared in double: k * sigma may be far beyond int.
+  const double r = std::ceil(kRadiusPerSigma[order] * sigma);
+  if (r > kMaxRadius)
+    throw InvalidArgument("sigma " + show(sigma) + " needs a kernel radius of " + show(r) + " px (order " +
+                          std::to_string(order) + "), above the limit of " + std::to_string(kMaxRadius) +
+                          " px (sigma <= " + show(kMaxRadius / kRadiusPerSigma[2]) + ")");
+  return std::max(1, int(r));
 }
 
 Kernel1D gaussian_kernel(double sigma, int order, std::optional<int> radius) {
+  check_order(order);
+  check_sigma(sigma);
+  if (radius) check_radius(*radius);
   Kernel1D k;
   k.order = order;
   k.sigma = sigma;
   k.radius = radius ? *radius : default_radius(sigma, order);
-  check_order(order);
-  if (k.radius < 1) throw InvalidArgument("kernel radius must be at least 1");
-  if (!(sigma > 0) || !std::isfinite(sigma))
-    throw InvalidArgument("sigma must be positive, got " + std::to_string(sigma));
   const int r = k.radius;
   // w[j] = g_order(-j): taps weigh f(x + j), so a convolution's kernel is mirrored.
   std::vector<double> w(std::size_t(2 * r + 1));
@@ -134,23 +170,29 @@ Kernel1D gaussian_kernel(double sigma, int order, std::optional<int> radius) {
     const double g = std::exp(-x * x / (2 * s2));
     w[std::size_t(j + r)] = order == 0 ? g : order == 1 ? -x / s2 * g : (x * x / (s2 * s2) - 1 / s2) * g;
   }
+  double norm = 0;  // the normalisation's divisor
   if (order == 0) {
-    double sum = 0;
-    for (double v : w) sum += v;
-    for (double& v : w) v /= sum;
+    for (double v : w) norm += v;
   } else if (order == 1) {
-    double moment = 0;
-    for (int j = -r; j <= r; ++j) moment += j * w[std::size_t(j + r)];
-    for (double& v : w) v /= moment;
+    for (int j = -r; j <= r; ++j) norm += j * w[std::size_t(j + r)];
   } else {
     // Truncation leaves a small non-zero sum; remove it so constants map to 0.
-    double sum = 0;
-    for (double v : w) sum += v;
-    for (double& v : w) v -= sum / double(w.size());
-    double moment = 0;
-    for (int j = -r; j <= r; ++j) moment += 0.5 * j * j * w[std::size_t(j + r)];
-    for (double& v : w) v /= moment;
+    double sum = 0, before = 0, after = 0;
+    for (double v : w) sum += v, before = std::max(before, std::abs(v));
+    for (double& v : w) v -= sum / double(w.size()), after = std::max(after, std::abs(v));
+    // When sigma is far above the radius the samples are nearly constant and the
+    // subtraction cancels most digits: what is left would be rounding noise.
+    if (!(after >= kMinOrder2Shape * before))
+      throw InvalidArgument("sigma " + show(sigma) + " is too large for kernel radius " + std::to_string(r) +
+                            ": the second-derivative kernel would be rounding noise (the radius must be at "
+                            "least about sigma / 10000)");
+    for (int j = -r; j <= r; ++j) norm += 0.5 * j * j * w[std::size_t(j + r)];
   }
+  if (!std::isfinite(norm) || !(std::abs(norm) >= std::numeric_limits<double>::min()))
+    throw InvalidArgument("sigma " + show(sigma) + " with kernel radius " + std::to_string(r) + ": the order-" +
+                          std::to_string(order) + " kernel cannot be normalised (its moment is " + show(norm) +
+                          ")");
+  for (double& v : w) v /= norm;
   // Make the float taps exactly (anti)symmetric: filter_line relies on it.
   k.taps.assign(w.size(), 0.0f);
   for (int j = 0; j <= r; ++j) {
@@ -201,10 +243,11 @@ std::array<int, 2> orders_of(Derivative d) {
 std::string_view to_string(Axis a) { return a == Axis::x ? "x" : "y"; }
 
 void validate(const GaussianOptions& o) {
-  if (!(o.sigma > 0) || !std::isfinite(o.sigma))
-    throw InvalidArgument("sigma must be positive, got " + std::to_string(o.sigma));
-  if (o.radius && *o.radius < 1)
-    throw InvalidArgument("kernel radius must be at least 1, got " + std::to_string(*o.radius));
+  check_sigma(o.sigma);
+  if (o.radius)
+    check_radius(*o.radius);
+  else
+    (void)default_radius(o.sigma, 2);  // the largest default radius
   if (o.derivatives.empty()) throw InvalidArgument("no derivatives requested");
 }
 
@@ -264,25 +307,38 @@ void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel) {
   }
 }
 
+int reflect_101(int p, int n) {
+  if (n == 1) return 0;
+  const long long period = 2 * (long long)(n - 1);
+  long long q = p % period;
+  if (q < 0) q += period;
+  return int(q < n ? q : period - q);
+}
+
 void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, int image_height, bool fill_x,
                         bool fill_y) {
   const int w = tile.width, h = tile.height;
+  // Halo pixel at global g takes the pixel at reflect_101(g); on an axis split over
+  // tiles (each at least a halo wide) that is one reflection, landing in the tile or
+  // the halo its neighbour just sent; on an axis one tile covers, any number of
+  // reflections, landing in the tile itself.
   if (fill_x) {
     const bool left = box.x0 == 0, right = box.x1() == image_width;
     for (int y = 0; y < h; ++y) {
       float* row = tile.row(y);
       if (left)
-        for (int k = 1; k <= halo.x; ++k) row[-k] = row[k];
+        for (int k = 1; k <= halo.x; ++k) row[-k] = row[reflect_101(-k, image_width) - box.x0];
       if (right)
-        for (int k = 1; k <= halo.x; ++k) row[w - 1 + k] = row[w - 1 - k];
+        for (int k = 1; k <= halo.x; ++k) row[w - 1 + k] = row[reflect_101(box.x1() - 1 + k, image_width) - box.x0];
     }
   }
   if (fill_y) {
     const bool top = box.y0 == 0, bottom = box.y1() == image_height;
     const int full = w + 2 * halo.x;
+    auto source = [&](int g) { return tile.row(reflect_101(g, image_height) - box.y0) - halo.x; };
     for (int k = 1; k <= halo.y; ++k) {
-      if (top) std::copy_n(tile.row(k) - halo.x, full, tile.row(-k) - halo.x);
-      if (bottom) std::copy_n(tile.row(h - 1 - k) - halo.x, full, tile.row(h - 1 + k) - halo.x);
+      if (top) std::copy_n(source(-k), full, tile.row(-k) - halo.x);
+      if (bottom) std::copy_n(source(box.y1() - 1 + k), full, tile.row(h - 1 + k) - halo.x);
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <charconv>
+#include <limits>
 
 #include "tessera/error.hpp"
 #include "tessera/plan.hpp"
@@ -94,16 +95,19 @@ int Partition::neighbour(int rank, int dx, int dy) const {
 }
 
 std::string infeasibility(const Partition& p, Halo halo) {
-  auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
-  if (p.width() <= halo.x || p.height() <= halo.y)
-    return "image " + size(p.width(), p.height()) + " is not larger than the border " + size(halo.x, halo.y) +
-           " needed by the kernels";
+  auto size = [](long long w, long long h) { return std::to_string(w) + "x" + std::to_string(h); };
   if (p.grid().x > 1 && p.min_tile_width() < halo.x)
     return "grid " + to_string(p.grid()) + " gives tiles " + std::to_string(p.min_tile_width()) +
            " px wide, narrower than the border width " + std::to_string(halo.x);
   if (p.grid().y > 1 && p.min_tile_height() < halo.y)
     return "grid " + to_string(p.grid()) + " gives tiles " + std::to_string(p.min_tile_height()) +
            " px tall, shorter than the border height " + std::to_string(halo.y);
+  // The largest tile with its halo is one buffer indexed by int.
+  const long long bw = part_size(p.width(), p.grid().x, 0) + 2LL * halo.x;
+  const long long bh = part_size(p.height(), p.grid().y, 0) + 2LL * halo.y;
+  if (bw > std::numeric_limits<int>::max() || bh > std::numeric_limits<int>::max())
+    return "image " + size(p.width(), p.height()) + " with the border " + size(halo.x, halo.y) +
+           " gives a tile buffer of " + size(bw, bh) + " px, beyond the int range of image sizes";
   return {};
 }
 

@@ -21,4 +21,6 @@ errors=$(grep -c "^tessera-gauss: error:" "$work/stderr")
 [ "$errors" -eq 1 ] || fail "expected exactly one error line, got $errors"
 grep "^tessera-gauss: error:" "$work/stderr" | grep -qF -- "$expected" || fail "error does not mention '$expected'"
 if [ -d "$work/out" ] && [ -n "$(ls -A "$work/out")" ]; then fail "left files behind: $(ls -A "$work/out")"; fi
+if ls -A "$work" | grep -q tessera-tmp; then fail "left a temporary directory behind: $(ls -A "$work")"; fi
+grep -q "Success" "$work/stderr" && fail "the error says 'Success'"
 echo "ok (exit $code): $(grep '^tessera-gauss: error:' "$work/stderr")"

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <random>
 
@@ -96,44 +98,57 @@ TEST(Derivatives, RampsAndQuadratics) {
   }
 }
 
+// Our derivatives of a random w x h image against OpenCV's sepFilter2D with the same
+// taps and BORDER_REFLECT_101, computed in double as an independent reference.
+// OpenCV correlates (dst(x) = sum k[j] src(x + j - anchor)), our taps' convention.
+// Tolerance: 1e-5 relative to the value, with the image's largest derivative (and
+// `floor`) as the scale where the value itself is near zero.
+void expect_matches_opencv(int w, int h, double sigma, std::mt19937& rng, double floor) {
+  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  Image img(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img.at(x, y) = u(rng);
+  GaussianOptions o;
+  o.sigma = sigma;
+  auto ours = gaussian_derivatives(img, o);
+  auto k = kernels_for(o);
+  cv::Mat src(h, w, CV_32F, img.data()), src64;
+  src.convertTo(src64, CV_64F);
+  for (std::size_t i = 0; i < o.derivatives.size(); ++i) {
+    auto [ox, oy] = orders_of(o.derivatives[i]);
+    cv::Mat kx64, ky64, ref;
+    cv::Mat(1, k[std::size_t(ox)].size(), CV_32F, k[std::size_t(ox)].taps.data()).convertTo(kx64, CV_64F);
+    cv::Mat(k[std::size_t(oy)].size(), 1, CV_32F, k[std::size_t(oy)].taps.data()).convertTo(ky64, CV_64F);
+    cv::sepFilter2D(src64, ref, CV_64F, kx64, ky64, cv::Point(-1, -1), 0, cv::BORDER_REFLECT_101);
+    double scale = floor;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) scale = std::max(scale, std::abs(ref.at<double>(y, x)));
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const double r = ref.at<double>(y, x), v = ours[i].at(x, y);
+        ASSERT_LE(std::abs(v - r), 1e-5 * std::max(std::abs(r), scale))
+            << to_string(o.derivatives[i]) << " " << w << "x" << h << " sigma " << sigma << " at " << x << ","
+            << y;
+      }
+  }
+}
+
 TEST(Derivatives, MatchOpenCvSepFilter2D) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(0.0f, 255.0f);
   for (double sigma : {1.0, 3.0, 5.0})
-    for (auto [w, h] : {std::pair{97, 61}, std::pair{120, 90}}) {
-      Image img(w, h);
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) img.at(x, y) = u(rng);
-      GaussianOptions o;
-      o.sigma = sigma;
-      auto ours = gaussian_derivatives(img, o);
-      auto k = kernels_for(o);
-      cv::Mat src(h, w, CV_32F, img.data());
-      for (std::size_t i = 0; i < o.derivatives.size(); ++i) {
-        auto [ox, oy] = orders_of(o.derivatives[i]);
-        cv::Mat kx(1, k[std::size_t(ox)].size(), CV_32F, k[std::size_t(ox)].taps.data());
-        cv::Mat ky(k[std::size_t(oy)].size(), 1, CV_32F, k[std::size_t(oy)].taps.data());
-        cv::Mat ref;
-        // OpenCV correlates (dst(x) = sum k[j] src(x + j - anchor)), the same
-        // convention as our taps; compute in double for an independent reference.
-        cv::Mat src64, kx64, ky64;
-        src.convertTo(src64, CV_64F);
-        kx.convertTo(kx64, CV_64F);
-        ky.convertTo(ky64, CV_64F);
-        cv::sepFilter2D(src64, ref, CV_64F, kx64, ky64, cv::Point(-1, -1), 0, cv::BORDER_REFLECT_101);
-        double scale = 0;
-        for (int y = 0; y < h; ++y)
-          for (int x = 0; x < w; ++x) scale = std::max(scale, std::abs(ref.at<double>(y, x)));
-        for (int y = 0; y < h; ++y)
-          for (int x = 0; x < w; ++x) {
-            const double r = ref.at<double>(y, x), v = ours[i].at(x, y);
-            // Relative to the value, with the image's derivative scale as the floor
-            // where the value itself is near zero.
-            ASSERT_LE(std::abs(v - r), 1e-5 * std::max(std::abs(r), scale))
-                << to_string(o.derivatives[i]) << " sigma " << sigma << " at " << x << "," << y;
-          }
-      }
-    }
+    for (auto [w, h] : {std::pair{97, 61}, std::pair{120, 90}}) expect_matches_opencv(w, h, sigma, rng, 0.0);
+}
+
+// Images not larger than the kernel border: mirroring reflects as often as needed
+// (OpenCV's borderInterpolate rule; a 1-pixel axis replicates its pixel). The
+// value range 255 is the floor of the scale: on such images some derivatives are
+// float rounding of an exact 0.
+TEST(Derivatives, TinyAndStripImagesMatchOpenCv) {
+  std::mt19937 rng(11);
+  for (double sigma : {1.0, 3.0})
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 10}, std::pair{10, 1}, std::pair{3, 5},
+                        std::pair{2, 40}, std::pair{1, 1000}})
+      expect_matches_opencv(w, h, sigma, rng, 255.0);
 }
 
 TEST(Derivatives, PipelineDescription) {
@@ -149,6 +164,63 @@ TEST(Derivatives, PipelineDescription) {
   EXPECT_EQ(x, 5);
   EXPECT_EQ(pass_pixels(FilterPass{Axis::y, 15, 0}, 10, 20, Halo{3, 3}), 16 * 20);
   EXPECT_EQ(pass_pixels(FilterPass{Axis::x, 15, 0}, 10, 20, Halo{3, 3}), 10 * 20);
+}
+
+// Every sigma is either refused with a reason, before any large allocation, or gives
+// finite taps: no NaN kernels, no int overflow, no runaway memory.
+TEST(Kernel, RangeChecked) {
+  auto refused = [](double sigma, std::optional<int> radius, const char* why) {
+    GaussianOptions o;
+    o.sigma = sigma;
+    o.radius = radius;
+    try {
+      (void)kernels_for(o);
+      ADD_FAILURE() << "sigma " << sigma << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(0.01, {}, "too small");
+  refused(1e-9, {}, "too small");
+  refused(1e-9, 3, "too small");
+  refused(5e8, {}, "above the limit");
+  refused(1e18, {}, "above the limit");
+  refused(1e300, {}, "above the limit");
+  refused(std::numeric_limits<double>::infinity(), {}, "finite");
+  refused(std::numeric_limits<double>::quiet_NaN(), {}, "finite");
+  refused(1.0, 1000000000, "above the limit");
+  refused(1.0, 0, "at least 1");
+  refused(1e10, 5, "rounding noise");
+  refused(1e300, 5, "cannot be normalised");
+  for (double sigma : {kMinSigma, 0.03, 0.1, 0.5, 1e3, kMaxRadius / 3.75}) {
+    GaussianOptions o;
+    o.sigma = sigma;
+    for (const Kernel1D& k : kernels_for(o))
+      for (float t : k.taps) ASSERT_TRUE(std::isfinite(t)) << "sigma " << sigma << " order " << k.order;
+  }
+  GaussianOptions big;
+  big.sigma = 1e4;
+  big.radius = 5;
+  EXPECT_NO_THROW(kernels_for(big));  // sigma far above the radius, but not too far
+}
+
+TEST(Mirror, Reflect101IsOpenCvsBorderInterpolate) {
+  for (int n = 1; n <= 7; ++n)
+    for (int p = -40; p <= 40; ++p)
+      ASSERT_EQ(reflect_101(p, n), cv::borderInterpolate(p, n, cv::BORDER_REFLECT_101)) << p << " in " << n;
+}
+
+TEST(Derivatives, FiniteAtTheSmallestSigma) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  Image img(9, 7);
+  for (int y = 0; y < 7; ++y)
+    for (int x = 0; x < 9; ++x) img.at(x, y) = u(rng);
+  GaussianOptions o;
+  o.sigma = kMinSigma;
+  for (const Image& d : gaussian_derivatives(img, o))
+    for (int y = 0; y < 7; ++y)
+      for (int x = 0; x < 9; ++x) ASSERT_TRUE(std::isfinite(d.at(x, y)));
 }
 
 }  // namespace

@@ -208,7 +208,7 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
     const auto order = next_round(samples, repetition, round, unsigned(7919 * scenario_index + round));
     if (order.empty()) break;
     for (std::size_t k : order) {
-      PhaseTimes t;
+      PhaseSeconds t;
       const long p0 = preemptions();
       gaussian_derivatives(session, image, options, plans[k], &t);
       const double worst = world.max(double(preemptions() - p0));

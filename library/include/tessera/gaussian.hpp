@@ -11,11 +11,23 @@
 
 namespace tessera {
 
+/// Smallest sigma whose kernels can be normalised: the first-derivative kernel is
+/// divided by sum_j j^2 exp(-j^2 / (2 sigma^2)) / sigma^2, whose j = 1 term must not
+/// underflow, i.e. exp(-1 / (2 sigma^2)) >= DBL_MIN: sigma >= 1 / sqrt(-2 ln DBL_MIN)
+/// = 0.0265676..., rounded up. Below it Lx, Ly and Lxy would be NaN everywhere.
+inline constexpr double kMinSigma = 0.02657;
+
+/// Largest kernel radius (pixels). Bounds the kernels (2 * radius + 1 taps, int) and
+/// with them the default sigma (kMaxRadius / 3.75, about 279620); images still have
+/// to fit with their halo (see infeasibility()) and in memory.
+inline constexpr int kMaxRadius = 1 << 20;
+
 /// Default half-width (radius) of the sampled 1-D Gaussian derivative kernel of
 /// `order` (0, 1 or 2) at scale sigma: ceil(k[order] * sigma) with k = {2.1, 3.5, 3.75},
 /// at least 1. Reproduces the P-3PC paper's sizes 7/9/9, 15/23/25, 23/37/39 for
-/// sigma = 1, 3, 5 (size = 2 * radius + 1). Throws InvalidArgument if sigma <= 0 or
-/// order is not 0, 1, 2.
+/// sigma = 1, 3, 5 (size = 2 * radius + 1). Throws InvalidArgument if sigma is not
+/// finite or below kMinSigma, if the radius would exceed kMaxRadius, or if order is
+/// not 0, 1, 2.
 int default_radius(double sigma, int order);
 
 /// A sampled, normalised 1-D kernel; taps[radius + k] weighs f(x + k).
@@ -29,7 +41,11 @@ struct Kernel1D {
   int size() const { return 2 * radius + 1; }
 };
 
-/// Builds the kernel; radius defaults to default_radius(sigma, order).
+/// Builds the kernel; radius defaults to default_radius(sigma, order). Throws
+/// InvalidArgument (one line, with the reason) if the kernel cannot be normalised to
+/// finite, meaningful taps: sigma or radius out of range (see validate()), or sigma
+/// so far above an explicit radius (more than ~10^4 times) that the order-2 kernel
+/// would be rounding noise.
 Kernel1D gaussian_kernel(double sigma, int order, std::optional<int> radius = {});
 
 /// The derivatives the library computes: Lx = d/dx, Lxy = d2/dxdy, ...
@@ -48,7 +64,10 @@ struct GaussianOptions {
   std::vector<Derivative> derivatives{kStandardDerivatives.begin(), kStandardDerivatives.end()};
 };
 
-/// Throws InvalidArgument if sigma <= 0 (or not finite), radius < 1, or no derivatives.
+/// Cheap range checks, before anything is allocated: throws InvalidArgument if sigma
+/// is not finite or below kMinSigma, the radius (given, or the default for sigma) is
+/// outside [1, kMaxRadius], or no derivatives are requested. kernels_for() checks the
+/// rest (a kernel that cannot be normalised). Local.
 void validate(const GaussianOptions& options);
 
 /// The three kernels (orders 0, 1, 2) the options use.
@@ -94,8 +113,14 @@ inline long long pass_pixels(const FilterPass& p, int w, int h, Halo halo) {
 // ---------------------------------------------------------------------------------
 // Compute.
 
+/// OpenCV's borderInterpolate for BORDER_REFLECT_101: the index in [0, n) that
+/// mirroring without repeating the edge pixel maps p to, reflecting as often as
+/// needed (period 2 (n - 1)); 0 when n == 1. Precondition n >= 1. Pure.
+int reflect_101(int p, int n);
+
 /// Fills the image-edge halos of a haloed tile by mirroring without repeating the
-/// edge pixel (BORDER_REFLECT_101). `tile` is the interior (w x h) of a buffer with
+/// edge pixel (BORDER_REFLECT_101), for any image size: on an axis the tile covers
+/// whole, the halo may be wider than the image (repeated reflection). `tile` is the interior (w x h) of a buffer with
 /// `halo` pixels on every side; `box` is where the tile sits in the whole image.
 /// Only sides on the image edge are written. The x-sides are filled for the tile's
 /// own rows; call with fill_y=false before the y-exchange and fill_x=false after it

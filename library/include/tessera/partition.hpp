@@ -85,9 +85,11 @@ struct Halo {
   friend bool operator==(const Halo&, const Halo&) = default;
 };
 
-/// Why a partition cannot run with a halo, or empty if it can. A tile must be at
-/// least as wide (tall) as the halo so that each neighbour can send it, and the
-/// image must be larger than the halo so that mirroring at its edges stays inside.
+/// Why a partition cannot run with a halo, or empty if it can. On an axis split over
+/// several tiles, every tile must be at least as wide (tall) as the halo so that each
+/// neighbour can send it (mirroring at the image's edges then needs one reflection);
+/// on an axis one tile covers, any size works, even smaller than the halo (the tile
+/// mirrors itself as often as needed). A tile with its halo must fit int sizes.
 std::string infeasibility(const Partition& partition, Halo halo);
 /// Throws InfeasiblePlan with infeasibility()'s reason, if any.
 void require_feasible(const Partition& partition, Halo halo);

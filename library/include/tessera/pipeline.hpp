@@ -14,8 +14,6 @@ namespace tessera {
 struct PhaseSeconds {
   double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;
 };
-/// The former name, kept until tessera-gauss and tessera-validate's measure.cpp switch.
-using PhaseTimes = PhaseSeconds;
 
 /// Computes options.derivatives of `image` with the decomposition `plan` and returns
 /// them on the root (empty vector elsewhere). `image` is used on the root only.
