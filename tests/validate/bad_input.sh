@@ -36,4 +36,17 @@ if grep -q "start at least 2" "$work/stderr" && ! grep -q "invalid" "$work/stder
 else
   echo "FAIL: --output with a space"; cat "$work/stderr"; status=1
 fi
+# --output is a result set: a directory holding the user's own files is refused before
+# anything is measured, and left as it was.
+mkdir -p "$work/mine" && echo keep >"$work/mine/notes.txt"
+timeout 60 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-validate" --perfdb "$work/db.sqlite" --output "$work/mine" \
+  --quick >"$work/stdout" 2>"$work/stderr"
+code=$?
+if [ $code -ne 0 ] && [ $code -ne 124 ] && grep -q "^tessera-validate: error: refusing to replace" "$work/stderr" &&
+   [ "$(cat "$work/mine/notes.txt")" = keep ] && [ "$(ls -A "$work/mine")" = notes.txt ] &&
+   [ -z "$(ls -A "$work" | grep tessera-tmp)" ]; then
+  echo "ok: $(grep '^tessera-validate: error:' "$work/stderr")"
+else
+  echo "FAIL: --output over a user's directory: exit $code"; cat "$work/stderr"; ls -A "$work" "$work/mine"; status=1
+fi
 exit $status

@@ -43,7 +43,7 @@ print("summary ok:", {k: round(v["median_abs_rel_error"], 3) for k, v in models.
 PY
 
 out=$work/out
-for f in index.md errors.svg regret.svg observations.csv accuracy.csv decisions.csv; do
+for f in .tessera-manifest.json index.md errors.svg regret.svg observations.csv accuracy.csv decisions.csv; do
   [ -s "$out/$f" ] || fail "missing $f"
 done
 phase_charts=$(ls "$out"/phase-*.svg 2>/dev/null | wc -l)

@@ -108,15 +108,3 @@ TEST(ValidateReport, IndexLinksChartsAndData) {
   EXPECT_NE(md.find("| p3pc |"), std::string::npos);
 }
 
-TEST(ValidateReport, WriteFileReplacesWhole) {
-  const auto dir = std::filesystem::temp_directory_path() / "tessera-validate-report-test";
-  std::filesystem::create_directories(dir);
-  write_file(dir / "a.txt", "first");
-  write_file(dir / "a.txt", "second");
-  std::ifstream in(dir / "a.txt");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(text, "second");
-  EXPECT_FALSE(std::filesystem::exists(dir / "a.txt.tmp"));
-  EXPECT_THROW(write_file(dir / "missing-dir" / "b.txt", "x"), IoError);
-  std::filesystem::remove_all(dir);
-}

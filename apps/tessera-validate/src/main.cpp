@@ -17,8 +17,10 @@
 #include "measure.hpp"
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
+#include "tessera/io.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/planning/planning.hpp"
+#include "tessera/result_set.hpp"
 #include "tessera/scheduler/model.hpp"
 #include "tessera/session.hpp"
 #include "tessera/validate/analysis.hpp"
@@ -37,6 +39,7 @@ struct Options {
   std::string models = "all", procs;
   cli::DatabaseOptions db;
   int repeats = 0, warmup = 1, extra = 6;
+  std::vector<std::string> arguments;  ///< argv[1..], for the result set's manifest
 };
 
 po::options_description describe_options(Options& o) {
@@ -220,28 +223,27 @@ struct Results {
   std::vector<std::string> notes;
 };
 
-void write_outputs(const Options& o, const Results& r, const std::string& machine) {
-  std::error_code ec;
-  fs::create_directories(o.output, ec);
-  if (!fs::is_directory(o.output)) throw IoError("cannot create output directory '" + o.output.string() + "'");
+// The charts, CSVs and index as one result set: they replace --output whole when the
+// run is done, or not at all.
+void write_outputs(ResultSet& set, const Results& r, const std::string& machine) {
   std::vector<ChartLink> charts;
-  write_file(o.output / "errors.svg", to_svg(error_chart(r.observations, r.models)));
+  write_file(set.file("errors.svg"), to_svg(error_chart(r.observations, r.models)));
   charts.push_back({"Error per model and phase", "errors.svg"});
-  write_file(o.output / "regret.svg", to_svg(regret_chart(r.scenarios, r.decisions, r.models)));
+  write_file(set.file("regret.svg"), to_svg(regret_chart(r.scenarios, r.decisions, r.models)));
   charts.push_back({"Regret per scenario", "regret.svg"});
   for (std::size_t s = 0; s < r.scenarios.size(); ++s)
     for (Phase p : kPhases) {
       const std::string name = file_name(r.scenarios[s], p);
-      write_file(o.output / name, to_svg(phase_chart(r.scenarios, r.observations, int(s), p, r.models)));
+      write_file(set.file(name), to_svg(phase_chart(r.scenarios, r.observations, int(s), p, r.models)));
       charts.push_back({std::string(to_string(p)) + ", " + to_string(r.scenarios[s]), name});
     }
   const std::vector<std::string> csvs{"observations.csv", "accuracy.csv", "decisions.csv"};
-  write_file(o.output / csvs[0], observations_csv(r.scenarios, r.observations, r.models));
-  write_file(o.output / csvs[1], accuracy_csv(r.observations, r.models));
-  write_file(o.output / csvs[2], decisions_csv(r.scenarios, r.decisions));
-  write_file(o.output / "index.md",
-             index_markdown("tessera-validate: " + machine, r.notes, r.observations, r.decisions, r.models, charts,
-                            csvs));
+  write_file(set.file(csvs[0]), observations_csv(r.scenarios, r.observations, r.models));
+  write_file(set.file(csvs[1]), accuracy_csv(r.observations, r.models));
+  write_file(set.file(csvs[2]), decisions_csv(r.scenarios, r.decisions));
+  write_file(set.file("index.md"), index_markdown("tessera-validate: " + machine, r.notes, r.observations,
+                                                  r.decisions, r.models, charts, csvs));
+  set.commit();
 }
 
 void record_in_perfdb(const Options& o, const Results& r, const std::string& machine_name, int ranks) {
@@ -298,6 +300,7 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
     models = parse_models(o.models);
     scenarios = scenarios_for(o.quick, session.size(), parse_procs(o.procs));
+    o.arguments.assign(argv + 1, argv + argc);
     if (scenarios.empty())
       throw InvalidArgument("nothing to validate with " + std::to_string(session.size()) +
                             " rank(s): start at least 2 (mpirun -n 2) and give --procs values <= ranks");
@@ -422,7 +425,7 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
 }
 
 // Root only: the summary JSON, the perfdb record and the files, then the report.
-void finish(const Session& session, const Options& o, Results& r, const std::string& machine_name,
+void finish(const Session& session, const Options& o, ResultSet& outputs, Results& r, const std::string& machine_name,
             std::chrono::steady_clock::time_point started) {
   int left_out = 0, taken = 0;
   for (const auto& ob : r.observations) {
@@ -443,7 +446,7 @@ void finish(const Session& session, const Options& o, Results& r, const std::str
       progress("warning: " + r.notes.back());
     }
   }
-  write_outputs(o, r, machine_name);
+  write_outputs(outputs, r, machine_name);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   summary["machine"] = machine_name;
   summary["ranks"] = session.size();
@@ -468,11 +471,17 @@ int run(const Session& session, int argc, char** argv) {
   std::vector<std::string> models;
   Results r;
   if (!parse_options(session, argc, argv, o, models, r.scenarios)) return 0;
+  // The output directory is checked (and a killed run's temporaries removed) before
+  // anything is measured: a refused --output costs nothing.
+  std::optional<ResultSet> outputs;
+  session.agree([&] {
+    if (session.is_root()) outputs.emplace(o.output, "tessera-validate", o.arguments);
+  });
   const Parameters params = load_parameters(session, o, models, r);
   r.models = params.usable;
   for (std::size_t si = 0; si < r.scenarios.size(); ++si) run_scenario(session, o, params, si, r);
   session.agree([&] {
-    if (session.is_root()) finish(session, o, r, params.machine_name, started);
+    if (session.is_root()) finish(session, o, *outputs, r, params.machine_name, started);
   });
   return 0;
 }

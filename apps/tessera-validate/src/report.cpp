@@ -298,17 +298,4 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
   return out.str();
 }
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw IoError("cannot write '" + tmp.string() + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IoError("cannot write '" + path.string() + "': " + ec.message());
-}
-
 }  // namespace tessera::validation

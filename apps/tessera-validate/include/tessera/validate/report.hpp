@@ -1,6 +1,6 @@
 #pragma once
 // What tessera-validate writes for people: hand-written SVG bar charts, the CSV behind
-// them and a Markdown index. Pure: strings in, strings out (write_file is the only I/O).
+// them and a Markdown index. Pure: strings in, strings out.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -66,7 +66,6 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
                            const std::vector<std::string>& models, const std::vector<ChartLink>& charts,
                            const std::vector<std::string>& csv_files);
 
-/// Writes `text` to `path` whole (temporary file, then rename). Throws IoError.
-void write_file(const std::filesystem::path& path, const std::string& text);
+
 
 }  // namespace tessera::validation
