@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "tessera/cli.hpp"
@@ -236,12 +237,11 @@ int run_bench(const tessera::Session& session, const Options& o, const tessera::
   return 0;
 }
 
-int run(const tessera::Session& session, int argc, char** argv) {
-  Options o;
+// Parses and checks the command line on every rank: everything a user can get wrong
+// is checked before the first collective that moves data (and before anything large
+// is allocated), and all ranks agree. Returns false after --help / --version.
+bool parse_options(const tessera::Session& session, int argc, char** argv, Options& o, tessera::Plan& plan) {
   auto desc = describe_options(o);
-  tessera::Plan plan;
-  // Everything a user can get wrong is checked before the first collective that
-  // moves data (and before anything large is allocated), and all ranks agree.
   session.agree([&] {
     const po::variables_map vm = tessera::cli::parse(argc, argv, desc);
     o.help = vm.count("help") > 0;
@@ -269,15 +269,34 @@ int run(const tessera::Session& session, int argc, char** argv) {
     (void)tessera::kernels_for(o.gauss);
     if (o.plan_mode == "manual") plan = make_plan(o, session.size());
   });
-  if (o.help || o.version) {
-    if (session.is_root()) {
-      if (o.help)
-        std::cout << desc << "\n";
-      else
-        std::cout << tessera::cli::version_line("tessera-gauss") << "\n";
-    }
-    return 0;
-  }
+  if (!o.help && !o.version) return true;
+  if (session.is_root())
+    std::cout << (o.help ? (std::ostringstream() << desc).str() : tessera::cli::version_line("tessera-gauss"))
+              << "\n";
+  return false;
+}
+
+// Reads the image on the root, once the output directory is known to be replaceable.
+tessera::Image read_input(const tessera::Session& session, const Options& o, std::optional<tessera::ResultSet>& outputs,
+                          const std::vector<std::string>& arguments) {
+  tessera::Image image;
+  session.agree([&] {
+    if (!session.is_root()) return;
+    // Refuse an output directory we may not replace before reading a large image.
+    outputs.emplace(fs::path(o.output), "tessera-gauss", arguments);
+    naming_allocation("reading '" + o.input + "'", [&] { image = tessera::read_image(fs::path(o.input)); });
+    if (const std::size_t n = tessera::count_non_finite(image))
+      std::cerr << "tessera-gauss: warning: '" << o.input << "' has " << n
+                << " non-finite pixel(s) (NaN or Inf): derivatives within the kernel radius of them are not "
+                   "finite; PNG previews are scaled on the finite values\n";
+  });
+  return image;
+}
+
+int run(const tessera::Session& session, int argc, char** argv) {
+  Options o;
+  tessera::Plan plan;
+  if (!parse_options(session, argc, argv, o, plan)) return 0;
   const tessera::Halo halo = tessera::halo_for(o.gauss);
   if (o.bench > 0) {
     if (o.plan_mode == "auto")
@@ -287,18 +306,8 @@ int run(const tessera::Session& session, int argc, char** argv) {
     session.agree([&] { check_memory(o.width, o.height, o.gauss, plan); });
     return run_bench(session, o, plan);
   }
-  tessera::Image image;
   std::optional<tessera::ResultSet> outputs;
-  session.agree([&] {
-    if (!session.is_root()) return;
-    // Refuse an output directory we may not replace before reading a large image.
-    outputs.emplace(fs::path(o.output), "tessera-gauss", std::vector<std::string>(argv + 1, argv + argc));
-    naming_allocation("reading '" + o.input + "'", [&] { image = tessera::read_image(fs::path(o.input)); });
-    if (const std::size_t n = tessera::count_non_finite(image))
-      std::cerr << "tessera-gauss: warning: '" << o.input << "' has " << n
-                << " non-finite pixel(s) (NaN or Inf): derivatives within the kernel radius of them are not "
-                   "finite; PNG previews are scaled on the finite values\n";
-  });
+  const tessera::Image image = read_input(session, o, outputs, std::vector<std::string>(argv + 1, argv + argc));
   // Only the root has the image; every rank may have to name its size in an error.
   const std::string image_size = session.broadcast(size_text(image.width(), image.height()));
   if (o.plan_mode == "auto") {
@@ -316,14 +325,13 @@ int run(const tessera::Session& session, int argc, char** argv) {
               << session.size() << " ranks\n";
   std::vector<tessera::Image> results;
   session.agree([&] {
-    naming_allocation("computing the derivatives of a " + image_size + " image with a kernel border of " + size_text(halo.x, halo.y) + " (plan " +
-                          tessera::describe(plan) + ")",
+    naming_allocation("computing the derivatives of a " + image_size + " image with a kernel border of " +
+                          size_text(halo.x, halo.y) + " (plan " + tessera::describe(plan) + ")",
                       [&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
   });
   session.agree([&] {
     if (session.is_root())
-      naming_allocation("encoding the " + image_size + " result images",
-                        [&] { write_results(*outputs, o, results); });
+      naming_allocation("encoding the " + image_size + " result images", [&] { write_results(*outputs, o, results); });
   });
   return 0;
 }
