@@ -33,6 +33,7 @@ bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vec
   std::map<Key, std::vector<std::pair<double, double>>> base, any;
   std::map<std::pair<int, long long>, std::map<int, std::vector<std::pair<double, double>>>>
       rows;  // (level, row bytes)
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> library_cc;  // (level, path)
   for (const auto& s : run.p3pc) {
     const int lv = int(level_of(s.level)), curve = int(s.path) * 4 + int(s.layout);
     const bool contiguous = s.layout == Layout::cc;
@@ -44,7 +45,11 @@ bool fill_p3pc(scheduler::MachineParams& m, const perfdb::RunData& run, std::vec
       base[{lv, curve}].push_back(pt);
     else if (!contiguous && s.blocks > 1 && s.block_stride_bytes > 0 && s.bytes % s.blocks == 0)
       rows[{lv, (long long)(s.bytes / s.blocks)}][curve].push_back(pt);
+    else if (contiguous)
+      library_cc[{lv, int(s.path)}].push_back(pt);
   }
+  for (auto& [key, pts] : library_cc)
+    m.p3pc[std::size_t(key.first)].library_cc[std::size_t(key.second)] = PiecewiseLinear(std::move(pts));
   for (auto& [key, pts] : any) {
     auto it = base.find(key);
     // A curve measured only in library shapes still needs a base: all its samples.

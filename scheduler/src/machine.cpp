@@ -11,7 +11,11 @@ namespace tessera::scheduler {
 
 double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) const {
   const PiecewiseLinear& base = curve(p, l);
-  if (l == Layout::cc || !(row_bytes > 0) || row_families.empty()) return base(bytes);
+  if (l == Layout::cc) {
+    const PiecewiseLinear& library = library_cc[std::size_t(p)];
+    return library.empty() ? base(bytes) : library(bytes);
+  }
+  if (!(row_bytes > 0) || row_families.empty()) return base(bytes);
   // The families that measured this curve, ascending row length: the two around
   // row_bytes (log scale), or the nearest end.
   const P3pcRowFamily* below = nullptr;

@@ -66,6 +66,18 @@ TEST(P3pcRowFamilies, InterpolateInLogRowLengthAndClampAtTheEnds) {
   EXPECT_NEAR(m->full(Layout::nc, 500, Level::intra, 128), 750, 1e-9);
 }
 
+TEST(P3pcLibraryCc, ContiguousMessagesUseTheLibraryShapedCurveWhenMeasured) {
+  P3pcTable t = linear_table();
+  const double paper = t.curve(Path::full, Layout::cc)(500);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 500), paper, 1e-12);
+  t.library_cc[int(Path::full)] = PiecewiseLinear({{0, 7}, {1000, 17}});
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 500), 12, 1e-12);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 500, 64), 12, 1e-12);
+  // Paths not measured in library shape, and noncontiguous layouts, keep their curves.
+  EXPECT_NEAR(t.time_us(Path::send, Layout::cc, 500), t.curve(Path::send, Layout::cc)(500), 1e-12);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::nn, 500), t.curve(Path::full, Layout::nn)(500), 1e-12);
+}
+
 TEST(CopyCost, PricesRowsAndFloats) {
   const CopyCost c{3.0, 0.25};
   EXPECT_NEAR(c.us(100, 40), 100 * (3.0 + 40 * 0.25) / 1000, 1e-12);

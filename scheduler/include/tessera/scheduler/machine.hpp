@@ -36,12 +36,18 @@ struct P3pcTable {
   std::array<PiecewiseLinear, 12> curves;  ///< index: path * 4 + layout
   /// Library-shaped noncontiguous measurements, ascending row_bytes (may be empty).
   std::vector<P3pcRowFamily> row_families;
+  /// Library-shaped contiguous measurements, one curve per path (index: Path; may be
+  /// empty): whole tile rows sent once per visit, the cache and MPI state a pipeline
+  /// phase meets, where the paper's cc curves are Fig. 8's steady state.
+  std::array<PiecewiseLinear, 3> library_cc;
   PiecewiseLinear& curve(Path p, Layout l) { return curves[int(p) * 4 + int(l)]; }
   const PiecewiseLinear& curve(Path p, Layout l) const { return curves[int(p) * 4 + int(l)]; }
   /// T_path,layout of `bytes`. A message with a noncontiguous side and a known row
   /// length is priced from the row families that measured this (path, layout): linear in
   /// log(row length) between the two nearest, the nearest one beyond the measured range.
-  /// Otherwise (contiguous, row length 0, no family) the base curve, the paper's shape.
+  /// A contiguous message is priced from library_cc when that was measured (the
+  /// scheduler prices only messages the library sends). Otherwise the base curve, the
+  /// paper's shape.
   /// Precondition: curve(p, l) is not empty.
   double time_us(Path p, Layout l, double bytes, double row_bytes = 0) const;
   /// True when every (path, layout) curve has at least one point.
