@@ -290,7 +290,12 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
   r.source = machine;
   r.notes = machine.notes;
   if (r.search.pricing == scheduler::Pricing::fast)
-    r.notes.push_back("many grids: phases priced with closed forms where they are exact, simulated elsewhere");
+    r.notes.push_back("many grids: phases priced with closed forms where they are exact, simulated elsewhere" +
+                      (r.search.unpriced > 0
+                           ? "; " + std::to_string(r.search.unpriced) + " sbt/bcast/mpi candidates above " +
+                                 std::to_string(scheduler::kMaxSimulatedTreeRanks) +
+                                 " ranks on uneven tiles have no exact fast price and were skipped"
+                           : std::string()));
   return r;
 }
 

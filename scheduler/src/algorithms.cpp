@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "tessera/error.hpp"
@@ -395,6 +396,18 @@ double collective_copies_us(const CommPlan& plan, const CopyCost& copy) {
   return before + after;
 }
 
+// collective_copies_us of the mpi plan of `phase` without building it (O(P) steps):
+// every rank copies its tile once, after MPI_Scatterv or before MPI_Gatherv, and the
+// root's own block is copied into the image inside the gather. Tested equal to the
+// plan's (FastFormsEqualThePlansSimulation).
+double collective_copies_fast(CommPhase phase, const Partition& p, const CopyCost& copy) {
+  double slowest = 0;
+  for (const Partition::Shape& s : p.tile_shapes()) slowest = std::max(slowest, copy.us(s.height, s.width));
+  if (phase == CommPhase::scatter) return slowest;
+  const Box root = p.tile(0);
+  return slowest + copy.us(root.height, root.width);
+}
+
 double simulate_us(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
   return simulate(schedule_of(plan, copy), model, placement).makespan_us;
 }
@@ -471,9 +484,18 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     c.scatter[int(ScatterAlgorithm::oft)] = sim(scatter_plan(ScatterAlgorithm::oft, partition, halo));
     c.gather[int(GatherAlgorithm::oft)] = sim(gather_plan(GatherAlgorithm::oft, partition));
   }
+  // Grids of a large sweep share compressed grids: each is simulated once per search.
+  auto exchange_fast = [&](ExchangeAlgorithm e) {
+    if (!cache) return detail::exchange_compressed(e, partition, halo, model, placement, copy);
+    const Partition small = detail::compressed(partition, 6);
+    const std::array<int, 6> key{int(e), small.width(), small.grid().x, small.height(), small.grid().y,
+                                 model.uses_concurrency() ? g.P : 0};
+    auto [at, fresh] = cache->exchange.try_emplace(key, 0.0);
+    if (fresh) at->second = detail::exchange_compressed(e, partition, halo, model, placement, copy);
+    return at->second;
+  };
   for (ExchangeAlgorithm e : kExchangeAlgorithms)
-    c.exchange[int(e)] = fast && uniform ? detail::exchange_compressed(e, partition, halo, model, placement, copy)
-                                         : sim(exchange_plan(e, partition, halo));
+    c.exchange[int(e)] = fast && uniform ? exchange_fast(e) : sim(exchange_plan(e, partition, halo));
   if (fast && uniform && equal_tiles) {
     // The largest tile's copy into (or out of) a buffer of its own.
     const double tile_copy = copy.us(g.max_height(), g.max_width());
@@ -490,7 +512,10 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     } else {
       detail::TreeFast tb(model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P);
       const double tree = tb.scatter_node(0, sbt_span(0, g.P));
-      if (cache) *cache = {g.P, tree};
+      if (cache) {
+        cache->procs = g.P;
+        cache->bcast = tree;
+      }
       c.scatter[int(ScatterAlgorithm::bcast)] = tree + tile_copy;
     }
     detail::TreeFast tg(model, level, per_rank, 0, gl, g.P);
@@ -498,18 +523,28 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     tg.own_copy = tile_copy;
     tg.share_contiguous_costs(ts);
     c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, sbt_span(0, g.P));
+  } else if (fast && g.P > kMaxSimulatedTreeRanks) {
+    // No exact closed form, and simulating every such tree of a sweep over thousands of
+    // ranks would take hours: these candidates stay unpriced (the search skips them).
+    const double unpriced = std::numeric_limits<double>::infinity();
+    c.scatter[int(ScatterAlgorithm::sbt)] = c.scatter[int(ScatterAlgorithm::bcast)] = unpriced;
+    c.gather[int(GatherAlgorithm::sbt)] = unpriced;
   } else {
     c.scatter[int(ScatterAlgorithm::sbt)] = sim(scatter_plan(ScatterAlgorithm::sbt, partition, halo));
     c.scatter[int(ScatterAlgorithm::bcast)] = sim(scatter_plan(ScatterAlgorithm::bcast, partition, halo));
     c.gather[int(GatherAlgorithm::sbt)] = sim(gather_plan(GatherAlgorithm::sbt, partition));
   }
   // MPI's own, as price_plan prices it: the faster of our trees plus the copies around.
+  // (Unpriced when the binomial tree is: the faster of two needs both.)
+  auto faster = [](double a, double b) { return std::isinf(b) ? b : std::min(a, b); };
   c.scatter[int(ScatterAlgorithm::mpi)] =
-      std::min(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]) +
-      collective_copies_us(scatter_plan(ScatterAlgorithm::mpi, partition, halo), copy);
+      faster(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]) +
+      (fast ? collective_copies_fast(CommPhase::scatter, partition, copy)
+            : collective_copies_us(scatter_plan(ScatterAlgorithm::mpi, partition, halo), copy));
   c.gather[int(GatherAlgorithm::mpi)] =
-      std::min(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]) +
-      collective_copies_us(gather_plan(GatherAlgorithm::mpi, partition), copy);
+      faster(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]) +
+      (fast ? collective_copies_fast(CommPhase::gather, partition, copy)
+            : collective_copies_us(gather_plan(GatherAlgorithm::mpi, partition), copy));
   return c;
 }
 

@@ -1,9 +1,11 @@
 #include "tessera/scheduler/search.hpp"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -65,8 +67,10 @@ std::vector<Priced> price_grids(const std::vector<Grid>& grids, const PipelineDe
                                 bool compute_priced, bool parallel) {
   std::vector<Priced> priced(grids.size());
   const auto& place = machine.placement;
+  // One cache per thread, kept for the whole search (its entries hold for any grid).
+  tbb::enumerable_thread_specific<PriceCache> caches;
   auto price_range = [&](std::size_t begin, std::size_t end) {
-    PriceCache cache;
+    PriceCache& cache = caches.local();
     for (std::size_t i = begin; i < end; ++i) {
       const Grid g = grids[i];
       const Partition part(pl.width, pl.height, g);
@@ -114,6 +118,9 @@ class Ranking {
     }
   }
   std::size_t offered() const { return offered_; }
+  /// A candidate left unpriced (fast pricing of a tree without an exact form).
+  void skip() { ++skipped_; }
+  std::size_t skipped() const { return skipped_; }
   std::vector<Candidate> take_sorted() {
     // A lambda rather than the function pointer lets the comparison inline.
     std::sort(kept_.begin(), kept_.end(), [](const Candidate& a, const Candidate& b) { return better(a, b); });
@@ -124,6 +131,7 @@ class Ranking {
   static bool worse_first(const Candidate& a, const Candidate& b) { return better(a, b); }
   std::size_t limit_;
   std::size_t offered_ = 0;
+  std::size_t skipped_ = 0;
   std::vector<Candidate> kept_;
 };
 
@@ -140,16 +148,20 @@ void add_candidates(Ranking& ranking, Grid g, const Priced& priced, const Pipeli
     t.total = t.scatter + t.exchange + t.compute + t.gather;
     return cand;
   };
+  auto offer = [&](Candidate cand) {
+    if (std::isfinite(cand.predicted.total)) ranking.offer(std::move(cand));
+    else ranking.skip();
+  };
   if (keep_all) {
     for (ScatterAlgorithm s : kScatterAlgorithms)
       for (GatherAlgorithm ga : kGatherAlgorithms)
-        for (ExchangeAlgorithm e : kExchangeAlgorithms) ranking.offer(make(s, ga, e));
+        for (ExchangeAlgorithm e : kExchangeAlgorithms) offer(make(s, ga, e));
   } else {
     // Phases are independent, so the best plan of a grid takes the best of each phase
     // (first in enum order on ties, as better() would).
     auto argmin = [](const auto& a) { return int(std::min_element(a.begin(), a.end()) - a.begin()); };
-    ranking.offer(make(ScatterAlgorithm(argmin(c.scatter)), GatherAlgorithm(argmin(c.gather)),
-                       ExchangeAlgorithm(argmin(c.exchange))));
+    offer(make(ScatterAlgorithm(argmin(c.scatter)), GatherAlgorithm(argmin(c.gather)),
+               ExchangeAlgorithm(argmin(c.exchange))));
   }
 }
 
@@ -204,6 +216,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
     return true;
   });
   result.candidates = ranking.offered();
+  result.unpriced = ranking.skipped();
   result.ranking = ranking.take_sorted();
   return result;
 }
@@ -235,6 +248,7 @@ nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
     ex.push_back({{"procs", e.procs}, {"grid", to_string(e.grid)}, {"reason", e.reason}});
   j["candidates_total"] = r.candidates;
   j["excluded_total"] = r.excluded_grids;
+  j["unpriced_candidates"] = r.unpriced;
   j["model"] = std::string(to_string(r.model));
   j["pricing"] = std::string(to_string(r.pricing));
   j["compute_priced"] = r.compute_priced;

@@ -3,7 +3,7 @@
 # every time finite and the full path at size 0 equal to t_cf > 0. No timing is judged.
 #   fig8_check.sh MPIEXEC BIN
 set -uo pipefail
-out=$(timeout 120 "$1" -n 2 --oversubscribe "$2" 3) || { echo "FAIL: exit $?"; exit 1; }
+out=$(timeout 120 "$1" -n 2 --oversubscribe "$2" 5) || { echo "FAIL: exit $?"; exit 1; }
 python3 - "$out" <<'PY'
 import math, sys
 lines = sys.argv[1].strip().splitlines()

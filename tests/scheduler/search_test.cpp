@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.hpp"
@@ -262,4 +264,32 @@ TEST(Compute, OddOrderPassesUseTheirOwnCostAndTheSlowestTile) {
   ASSERT_GT(odd, 0);
   EXPECT_NEAR(compute_us(even, part, pipe), pipe.exchanges * all / 1000.0, 1e-9);
   EXPECT_NEAR(compute_us(both, part, pipe), pipe.exchanges * (all + 2 * odd) / 1000.0, 1e-9);
+}
+
+// A sweep's caches (the broadcast per P, each compressed exchange) give every grid the
+// prices it has alone; sbt, bcast and mpi without an exact fast price (uneven tiles
+// above kMaxSimulatedTreeRanks) are skipped and counted, never ranked.
+TEST(Search, SweepCachesGiveEveryGridItsOwnPrices) {
+  const auto m = machine(das_like_table(), true);
+  auto req = request(1031, 997, 1, 1, 600);
+  const auto r = search(req, m);
+  ASSERT_EQ(r.pricing, Pricing::fast);
+  EXPECT_GT(r.unpriced, 0u);
+  const auto model = make_model(ModelKind::p3pc, m);
+  std::map<std::pair<int, int>, CommCosts> alone;
+  for (const auto& c : r.ranking) {
+    const Grid g = c.plan.grid;
+    auto [at, fresh] = alone.try_emplace({g.x, g.y});
+    if (fresh)
+      at->second = price_communication(*model, Partition(1031, 997, g), req.pipeline.halo, m.placement, r.pricing,
+                                       nullptr, m.copy);
+    const CommCosts& comm = at->second;
+    SCOPED_TRACE(to_string(g));
+    EXPECT_DOUBLE_EQ(c.predicted.scatter, comm.scatter[int(c.plan.scatter)]);
+    EXPECT_DOUBLE_EQ(c.predicted.exchange, comm.exchange[int(c.plan.exchange)]);
+    EXPECT_TRUE(std::isfinite(c.predicted.total));
+    if (g.procs() > kMaxSimulatedTreeRanks && (1031 % g.x != 0 || 997 % g.y != 0)) {
+      EXPECT_TRUE(c.plan.scatter == ScatterAlgorithm::oft && c.plan.gather == GatherAlgorithm::oft);
+    }
+  }
 }

@@ -11,6 +11,7 @@
 //    tested against the simulator where they are exact.
 // Pure; sizes in pixels (4-byte floats), times in µs.
 #include <array>
+#include <map>
 
 #include "tessera/comm_plan.hpp"
 #include "tessera/gaussian.hpp"
@@ -57,14 +58,25 @@ struct CommCosts {
   std::array<double, 2> exchange{};  ///< index: ExchangeAlgorithm
 };
 
-/// Results that depend on P only (the broadcast of the whole image), reused across the
-/// grids of one P by a search. Valid for one model, image size and placement.
+/// Prices a search reuses across grids. Valid for one model, image size, halo, placement
+/// and copy cost: the broadcast of the whole image (the same for every grid of one P),
+/// and the border exchange of each compressed grid (detail::exchange_compressed), which
+/// many grids of a large sweep share.
 struct PriceCache {
   int procs = -1;
   double bcast = 0;
+  /// Key: algorithm, compressed width, columns, height, rows, and P where the model
+  /// prices concurrency (LoGPC); value: the exchange's makespan, µs.
+  std::map<std::array<int, 6>, double> exchange;
 };
 
-/// Prices every scatter, gather and exchange algorithm for one partition.
+/// Fast pricing simulates binomial trees that have no exact closed form (uneven tiles,
+/// or ranks on several levels) up to this many ranks; above it they, and `mpi` which is
+/// priced from them, are left unpriced (+infinity) and the search skips them.
+inline constexpr int kMaxSimulatedTreeRanks = 512;
+
+/// Prices every scatter, gather and exchange algorithm for one partition. Entries are
+/// +infinity where fast pricing leaves an algorithm unpriced (kMaxSimulatedTreeRanks).
 /// Precondition: infeasibility(partition, halo) is empty. `cache` may be null.
 /// `copy` prices the library's local copies and mirroring (zero: communication only).
 CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,

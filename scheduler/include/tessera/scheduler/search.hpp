@@ -60,6 +60,9 @@ struct SearchResult {
   std::vector<Excluded> excluded;  ///< in grid order; the first `keep` when the request had a limit
   std::size_t candidates = 0;      ///< candidates priced (ranking holds the best `keep` of them)
   std::size_t excluded_grids = 0;  ///< grids excluded (excluded lists the first `keep`)
+  /// Candidates fast pricing left unpriced and skipped: sbt, bcast and mpi above
+  /// kMaxSimulatedTreeRanks ranks where no closed form is exact (0 when simulating).
+  std::size_t unpriced = 0;
   /// Best candidate. Throws InfeasiblePlan if every grid was excluded.
   const Candidate& chosen() const;
 };
