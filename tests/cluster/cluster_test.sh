@@ -7,6 +7,9 @@
 #       at least twice the intra-node one. 100mbit because this machine is shared: with
 #       compiles running beside it, intra-node 1 MiB round trips reached ~10 ms, as much
 #       as a 1gbit wire takes; at 100mbit the wire alone takes 84 ms.
+#   cluster_test.sh cpu CLUSTER_SCRIPT
+#       up/launch/down, 2 nodes x 2 ranks with --cpu 0.2: each node's CPU group has that
+#       quota, every rank sits in its node's group, and down removes the groups.
 #   cluster_test.sh bench CLUSTER_SCRIPT TESSERA_BENCH
 #       2 nodes x 2 ranks at 1gbit running `tessera-bench --quick --modes p3pc`: the
 #       perfdb must hold full-path rows for both levels, and at the largest size both
@@ -44,6 +47,10 @@ cleanup() {
     # Only a cluster whose owner is our (dead) run is ours to remove.
     if [[ -n $run_pid && $(cut -d' ' -f1 "$state_dir/owner" 2>/dev/null) == "$run_pid" ]]; then
         echo "cleaning up the cluster of run $run_pid" >&2
+        "$cluster" down || true
+    fi
+    # A cluster this test brought up with `up` is removed whatever happened.
+    if [[ -n ${brought_up:-} ]]; then
         "$cluster" down || true
     fi
     rm -rf -- "$tmp"
@@ -105,6 +112,33 @@ case $mode in
         awk -v a="$intra" -v b="$inter" 'BEGIN { exit !(b > 1.5 * a) }' ||
             fail "inter-node full path ($inter us) is not clearly above intra-node ($intra us) at $bytes bytes"
         echo "PASS: inter/intra = $(awk -v a="$intra" -v b="$inter" 'BEGIN { printf "%.1f", b / a }') at $bytes bytes"
+        ;;
+    cpu)
+        # --cpu 0.2 on a cluster brought up for this test: each node's group has the
+        # quota, every rank sits in its node's group (/proc/self/cgroup: exact), and
+        # `down` removes the groups. (The ranks cannot read the quota themselves:
+        # `ip netns exec` gives a node a /sys without the cgroup hierarchies.)
+        "$cluster" up --nodes 2 --cpu 0.2 --wait 30 || fail "tessera-cluster up --cpu failed"
+        brought_up=1
+        for k in 1 2; do
+            q=$(cat /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k/cpu.cfs_quota_us 2>/dev/null || echo none)
+            p=$(cat /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k/cpu.cfs_period_us 2>/dev/null || echo none)
+            [[ $q == 20000 && $p == 100000 ]] || fail "node $k: CPU group quota/period $q/$p, expected 20000/100000"
+        done
+        rc=0
+        "$cluster" launch --ranks-per-node 2 --timeout 45 -- /bin/sh -c \
+            'echo "rank on $(hostname) cgroup $(awk -F: '"'"'$2 == "cpu" { print $3 }'"'"' /proc/self/cgroup)"' \
+            >"$tmp/out" 2>&1 || rc=$?
+        cat "$tmp/out"
+        ((rc == 0)) || fail "tessera-cluster launch failed (exit $rc)"
+        for k in 1 2; do
+            n=$(grep -c "^rank on tsr-node$k cgroup /tessera-cluster/tsr-n$k$" "$tmp/out" || true)
+            ((n == 2)) || fail "node $k: expected 2 ranks in CPU group tsr-n$k, saw $n"
+        done
+        "$cluster" down || fail "tessera-cluster down failed"
+        brought_up=
+        [[ ! -e /sys/fs/cgroup/cpu/tessera-cluster ]] || fail "the CPU groups were left behind"
+        echo "PASS: quota 0.2 cores per node, 4 ranks in their nodes' groups, groups removed"
         ;;
     *) fail "unknown mode '$mode'" ;;
 esac
