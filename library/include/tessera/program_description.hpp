@@ -1,0 +1,77 @@
+#pragma once
+// What a user's program does, as the scheduler prices it: the ordered steps of one run
+// (scatters, border exchanges at their own halo widths, compute sweeps made of the
+// library's primitive kernels, global reductions, gathers). The operation library
+// records a program as a graph of operations; Program::describe() lowers that graph to
+// this list, from the same data its executor runs, and the scheduler prices each step
+// (communication through the same communication plans the executor runs, compute
+// through tessera-bench's per-primitive measurements). Pure: no MPI.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/gaussian.hpp"
+#include "tessera/partition.hpp"
+
+namespace tessera {
+
+/// The primitive compute kernels every operation is made of. tessera-bench measures
+/// each one's cost per output pixel (perfdb ComputeCost rows, operation names
+/// perfdb::kComputePixelwise, ...).
+enum class Primitive {
+  pixelwise,      ///< one sweep over the pixels evaluating `ops` fused elementary operations
+  separable,      ///< one 1-D filter pass of `taps` taps along `axis`
+  neighbourhood,  ///< a taps x taps 2-D neighbourhood operation (taps 3 or 5)
+  reduction,      ///< a local sweep folding the pixels into `ops` scalars
+};
+inline std::string_view to_string(Primitive p) {
+  switch (p) {
+    case Primitive::pixelwise: return "pixelwise";
+    case Primitive::separable: return "separable";
+    case Primitive::neighbourhood: return "neighbourhood";
+    case Primitive::reduction: return "reduction";
+  }
+  return "?";
+}
+
+/// One step of a program run, in execution order.
+struct ProgramStep {
+  enum class Kind {
+    scatter,   ///< `images` images scattered from the root into tiles with `halo`
+    exchange,  ///< border exchange of `images` images at width `halo`
+    compute,   ///< one primitive over every tile (see `region`)
+    reduce,    ///< combine `images` scalars per rank into one result every rank has
+    gather,    ///< `images` tile-sized images gathered to the root
+  };
+  Kind kind = Kind::compute;
+  /// The user-level operation this step belongs to ("gaussian σ=3 (1,0)", "magnitude",
+  /// "hysteresis", ...): the scheduler reports costs per operation with it.
+  std::string operation;
+  int images = 1;  ///< images moved (scatter, exchange, gather) or scalars reduced
+  Halo halo;       ///< scatter/exchange: border width moved
+
+  // compute steps
+  Primitive primitive = Primitive::pixelwise;
+  Axis axis = Axis::x;  ///< separable: pass direction
+  int taps = 1;         ///< separable: kernel size; neighbourhood: 3 or 5
+  int ops = 1;          ///< pixelwise: fused elementary operations; reduction: scalars
+  /// Pixels computed beyond the tile's interior on each side (e.g. a y pass that also
+  /// produces the x-halo columns the following x pass reads): the step computes
+  /// (w + 2 region.x) x (h + 2 region.y) pixels on a w x h tile.
+  Halo region;
+
+  /// Iterative operations (hysteresis): the steps from `repeat_first` (an index into
+  /// ProgramDescription::steps) up to this one repeat until a global "nothing
+  /// changed"; `expected_rounds` is the scheduler's estimate (>= 1). 0 = not a loop end.
+  int repeat_first = -1;
+  int expected_rounds = 0;
+};
+
+/// One run of a program on a width x height image.
+struct ProgramDescription {
+  int width = 0, height = 0;
+  Halo halo;  ///< the largest halo any tile buffer needs (plan feasibility)
+  std::vector<ProgramStep> steps;
+};
+
+}  // namespace tessera
