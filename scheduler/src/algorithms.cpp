@@ -465,8 +465,10 @@ double exchange_compressed(ExchangeAlgorithm algorithm, const Partition& p, Halo
 CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
                               const Placement& placement, Pricing pricing, PriceCache* cache,
                               const CopyCost& copy) {
+  // One rank sends nothing but still runs its plan's local steps (the copy into the
+  // haloed tile, mirroring the image's edges, the buffers around MPI's collectives):
+  // priced through the plans like any P.
   CommCosts c;
-  if (partition.procs() == 1) return c;  // nothing to send: every phase is free
   auto sim = [&](const CommPlan& plan) { return simulate_us(plan, model, placement, copy); };
   const detail::Geometry g(partition);
   Level level{};

@@ -144,7 +144,7 @@ TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
   const CopyCost copy{3000.0, 250.0};
   const auto mp = machine(linear_table(), copy);
   const auto m = make_model(ModelKind::p3pc, mp);
-  for (int P : {2, 3, 4, 6, 7, 12, 16, 64})
+  for (int P : {1, 2, 3, 4, 6, 7, 12, 16, 64})
     for (Grid g : grids_for(P)) {
       SCOPED_TRACE(to_string(g));
       const Partition part(g.x * 7, g.y * 5, g);
@@ -162,6 +162,44 @@ TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
         EXPECT_LE(fast.exchange[e], exact.exchange[e] + 2 * copy.us(5, 2) + 2 * copy.us(3, 11) + 1e-9) << e;
       }
     }
+}
+
+TEST(LocalWork, OneRankPaysItsPlansLocalSteps) {
+  // 1x1, 10x8, halo {2, 3}: nothing is sent, but the plans still copy and mirror. The
+  // scatter copies the image into the haloed tile (MPI's: into its receive buffer
+  // first); the exchange mirrors both x edges (8 rows of 2) and both y edges (3 rows of
+  // 10 + 4); the root computes into the image, so only MPI's gather copies (out of
+  // the output, then into the image).
+  const CopyCost copy{3.0, 0.25};
+  const auto mp = machine(linear_table(), copy);
+  for (ModelKind kind : kModelKinds) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    std::unique_ptr<CostModel> m;
+    try {
+      m = make_model(kind, mp);
+    } catch (const InvalidArgument&) {
+      continue;  // no parameters for this model in the table
+    }
+    const Partition part(10, 8, Grid{1, 1});
+    const Halo halo{2, 3};
+    const double tile = copy.us(8, 10), mirror = 2 * copy.us(8, 2) + 2 * copy.us(3, 14);
+    for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+      const auto c = price_communication(*m, part, halo, mp.placement, pr, nullptr, copy);
+      for (ScatterAlgorithm a : kScatterAlgorithms) {
+        EXPECT_NEAR(c.scatter[int(a)], a == ScatterAlgorithm::mpi ? 2 * tile : tile, 1e-9) << to_string(a);
+        EXPECT_NEAR(c.scatter[int(a)], price_plan(scatter_plan(a, part, halo), *m, mp.placement, copy), 1e-9);
+      }
+      for (GatherAlgorithm a : kGatherAlgorithms) {
+        EXPECT_NEAR(c.gather[int(a)], a == GatherAlgorithm::mpi ? 2 * tile : 0.0, 1e-9) << to_string(a);
+        EXPECT_NEAR(c.gather[int(a)], price_plan(gather_plan(a, part), *m, mp.placement, copy), 1e-9);
+      }
+      for (ExchangeAlgorithm a : kExchangeAlgorithms) {
+        EXPECT_NEAR(c.exchange[int(a)], mirror, 1e-9) << to_string(a);
+        EXPECT_NEAR(c.exchange[int(a)], price_plan(exchange_plan(a, part, halo), *m, mp.placement, copy), 1e-9);
+      }
+      EXPECT_GT(c.scatter[int(ScatterAlgorithm::oft)], 0.0);
+    }
+  }
 }
 
 TEST(Log3pRows, NoncontiguousCostIsPerBlock) {

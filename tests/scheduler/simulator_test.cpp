@@ -257,7 +257,7 @@ TEST(Simulator, FastFormsEqualThePlansSimulation) {
       mp.copy = CopyCost{40, 0.3};
       mp.loggp[int(Level::intra)] = loggp_from_p3pc(mp.p3pc[int(Level::intra)]);
       const auto m = make_model(kind, mp);
-      for (int P : {2, 3, 4, 6, 7, 12, 16, 30, 64, 100})
+      for (int P : {1, 2, 3, 4, 6, 7, 12, 16, 30, 64, 100})
         for (Grid g : grids_for(P))
           for (auto [w, h] : sizes)
             for (Halo halo : {Halo{1, 1}, Halo{3, 2}}) {
