@@ -117,21 +117,68 @@ TEST(ValidateBaseline, RowMajorCartesianDimsMapToXByY) {
   EXPECT_EQ(b.exchange, ExchangeAlgorithm::four_step);
 }
 
-TEST(ValidateScenarios, QuickAndDefaultLists) {
+TEST(ValidateScenarios, QuickAndDefaultListsCoverEveryP) {
   const auto q = scenarios_for(true, 2);
-  ASSERT_EQ(q.size(), 2u);
-  EXPECT_EQ(q[0], (Scenario{512, 512, 1, 2}));
-  EXPECT_EQ(q[1], (Scenario{512, 512, 3, 2}));
-  EXPECT_EQ(scenarios_for(true, 4)[0].procs, 4);
-  EXPECT_TRUE(scenarios_for(true, 1).empty());
-  const auto d = scenarios_for(false, 4);
-  EXPECT_EQ(d.size(), 2u * 3u * 3u);  // P 2, 4 x sizes x sigmas
-  EXPECT_EQ(scenarios_for(false, 3).size(), 2u * 9u);  // P 2, 3
-  EXPECT_EQ(scenarios_for(false, 2).size(), 9u);
-  const auto chosen = scenarios_for(true, 4, {4, 2, 2, 8});
-  ASSERT_EQ(chosen.size(), 4u);  // P 2 and 4 (8 > ranks), two sigmas each
+  ASSERT_EQ(q.size(), 4u);  // each problem at P = 1 and 2
+  EXPECT_EQ(q[0], (Scenario{512, 512, 1, 1}));
+  EXPECT_EQ(q[1], (Scenario{512, 512, 1, 2}));
+  EXPECT_EQ(q[2], (Scenario{512, 512, 3, 1}));
+  EXPECT_EQ(q[3], (Scenario{512, 512, 3, 2}));
+  EXPECT_EQ(scenarios_for(true, 4).size(), 8u);
+  EXPECT_EQ(scenarios_for(true, 4)[3].procs, 4);
+  EXPECT_EQ(scenarios_for(true, 1).size(), 2u);
+  EXPECT_EQ(scenarios_for(false, 4).size(), 4u * 3u * 3u);  // P 1..4 x sizes x sigmas
+  EXPECT_EQ(scenarios_for(false, 3).size(), 3u * 9u);
+  EXPECT_EQ(scenarios_for(false, 2).size(), 2u * 9u);
+  const auto chosen = scenarios_for(true, 4, {4, 2, 2, 8, 0});
+  ASSERT_EQ(chosen.size(), 4u);  // P 2 and 4 (8 > ranks, 0 < 1), two sigmas each
   EXPECT_EQ(chosen[0].procs, 2);
+  EXPECT_EQ(chosen[1].procs, 4);
   EXPECT_EQ(chosen[3].procs, 4);
+}
+
+TEST(ValidateScenarios, ProblemsGroupEveryPOfOneImageAndSigma) {
+  const auto q = scenarios_for(true, 3);
+  const auto p = problems_of(q);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0], (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(p[1], (std::vector<int>{3, 4, 5}));
+  // Interleaved input: grouped by (width, height, sigma) in order of first appearance.
+  const std::vector<Scenario> mixed{{64, 64, 1, 2}, {64, 32, 1, 2}, {64, 64, 1, 1}, {64, 64, 3, 1}};
+  EXPECT_EQ(problems_of(mixed), (std::vector<std::vector<int>>{{0, 2}, {1}, {3}}));
+}
+
+TEST(ValidateDecisions, RegretOverPIsTheCheapestPredictionAgainstTheBestAtAnyP) {
+  // Scenarios 0 and 1: one problem at P = 1 and 2; scenario 2: another problem, faster.
+  const Plan a = plan({1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step);
+  const Plan b = plan({1, 2}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::nonblocking);
+  const Plan c = plan({2, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::nonblocking);
+  const std::vector<Observation> o{obs(0, Phase::total, a, 100), obs(1, Phase::total, b, 80),
+                                   obs(1, Phase::total, c, 120), obs(1, Phase::scatter, b, 1),
+                                   obs(2, Phase::total, b, 10)};
+  const std::vector<int> members{0, 1};
+  // p3pc predicts C at P = 2 cheapest: measured 120 against 80 (B at P = 2).
+  const auto d = decide_over_procs(o, 0, members, "p3pc", {{0, a, 90}, {1, c, 70}});
+  EXPECT_EQ(d.chosen, c);
+  EXPECT_EQ(d.chosen.procs(), 2);
+  EXPECT_EQ(d.best, b);
+  EXPECT_EQ(d.best_scenario, 1);
+  EXPECT_DOUBLE_EQ(d.chosen_us, 120);
+  EXPECT_DOUBLE_EQ(d.best_us, 80);
+  EXPECT_DOUBLE_EQ(d.regret, 1.5);
+  // log3p predicts one rank cheapest: 100 / 80.
+  const auto e = decide_over_procs(o, 0, members, "log3p", {{0, a, 50}, {1, b, 60}});
+  EXPECT_EQ(e.chosen, a);
+  EXPECT_DOUBLE_EQ(e.regret, 1.25);
+  // Ties go to fewer processors, as in the scheduler's search.
+  EXPECT_EQ(decide_over_procs(o, 0, members, "3pc", {{1, b, 60}, {0, a, 60}}).chosen, a);
+  // A baseline passes its one pick.
+  EXPECT_DOUBLE_EQ(decide_over_procs(o, 0, members, "mpi-dims", {{1, b, 0}}).regret, 1.0);
+  EXPECT_THROW(decide_over_procs(o, 0, members, "p3pc", {}), InvalidArgument);
+  EXPECT_THROW(decide_over_procs(o, 0, members, "p3pc", {{0, b, 1}}), InvalidArgument);  // not measured at P = 1
+  const std::vector<ProcsDecision> ds{d, e};
+  EXPECT_DOUBLE_EQ(regret_stats(ds, "p3pc").mean, 1.5);
+  EXPECT_EQ(regret_stats(ds, "2log23p").count, 0);
 }
 
 TEST(ValidateSelection, ComposedMeasurementAndEndToEndSet) {
@@ -170,18 +217,40 @@ TEST(ValidateSelection, ComposedMeasurementAndEndToEndSet) {
   EXPECT_EQ(chosen[2], plan(a, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking));
 }
 
-TEST(ValidateSummary, JsonHasEveryModelAndTheBaseline) {
+TEST(ValidateSummary, JsonHasEveryModelTheBaselinesDecisionsOverPAndFiguresByP) {
+  const std::vector<Scenario> sc{{64, 64, 1, 1}, {64, 64, 1, 2}};
+  const Plan one = plan({1, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);
   const Plan p = plan({1, 2}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);
   const Plan q = plan({2, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);
-  std::vector<Observation> o{obs(0, Phase::total, p, 100, {{"p3pc", 90}, {"log3p", 150}}),
-                             obs(0, Phase::total, q, 200, {{"p3pc", 100}, {"log3p", 120}})};
-  std::vector<Decision> d{decide(o, 0, "p3pc", p), decide(o, 0, "log3p", q), decide(o, 0, "baseline", q)};
-  const auto j = summary_json(o, d, {"p3pc", "log3p"});
-  EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["median_abs_rel_error"].get<double>(), stats::median(std::vector<double>{0.1, 0.5}));
-  EXPECT_DOUBLE_EQ(j["models"]["p3pc"]["mean_regret"].get<double>(), 1.0);
-  EXPECT_DOUBLE_EQ(j["models"]["log3p"]["max_regret"].get<double>(), 2.0);
-  EXPECT_DOUBLE_EQ(j["baseline"]["mean_regret"].get<double>(), 2.0);
-  EXPECT_TRUE(j["models"]["p3pc"]["phases"].contains("total"));
+  std::vector<Observation> o{obs(0, Phase::total, one, 150, {{"p3pc", 160}, {"log3p", 100}}),
+                             obs(1, Phase::total, p, 100, {{"p3pc", 90}, {"log3p", 150}}),
+                             obs(1, Phase::total, q, 200, {{"p3pc", 100}, {"log3p", 120}})};
+  std::vector<Decision> d{decide(o, 0, "p3pc", one), decide(o, 0, "log3p", one), decide(o, 0, "mpi-dims", one),
+                          decide(o, 1, "p3pc", p),   decide(o, 1, "log3p", q),   decide(o, 1, "mpi-dims", q)};
+  const std::vector<int> members{0, 1};
+  std::vector<ProcsDecision> pd{decide_over_procs(o, 0, members, "p3pc", {{0, one, 160}, {1, p, 90}}),
+                                decide_over_procs(o, 0, members, "log3p", {{0, one, 100}, {1, q, 120}}),
+                                decide_over_procs(o, 0, members, "mpi-dims", {{1, q, 0}})};
+  const auto j = summary_json(sc, o, d, pd, {"p3pc", "log3p"}, {"mpi-dims", "row-strips"});
+  const auto& p3 = j["models"]["p3pc"];
+  EXPECT_DOUBLE_EQ(p3["median_abs_rel_error"].get<double>(), stats::median(std::vector<double>{1.0 / 15, 0.1, 0.5}));
+  EXPECT_DOUBLE_EQ(p3["mean_regret"].get<double>(), 1.0);  // P = 2, 1x2: the best anywhere
+  EXPECT_DOUBLE_EQ(j["models"]["log3p"]["max_regret"].get<double>(), 1.5);  // one rank: 150 / 100
+  EXPECT_DOUBLE_EQ(j["models"]["log3p"]["fixed_procs"]["mean_regret"].get<double>(), 1.5);  // (1 + 2) / 2
+  EXPECT_TRUE(p3["phases"].contains("total"));
+  EXPECT_DOUBLE_EQ(j["baselines"]["mpi-dims"]["mean_regret"].get<double>(), 2.0);
+  EXPECT_EQ(j["baselines"]["row-strips"]["problems"].get<int>(), 0);
+  EXPECT_DOUBLE_EQ(j["baseline"]["mean_regret"].get<double>(), 1.5);  // mpi-dims at each P alone
+  ASSERT_EQ(j["decisions"].size(), 3u);
+  const auto& dl = j["decisions"][1];
+  EXPECT_EQ(dl["chooser"], "log3p");
+  EXPECT_EQ(dl["chosen_procs"].get<int>(), 1);
+  EXPECT_EQ(dl["best_procs"].get<int>(), 2);
+  EXPECT_DOUBLE_EQ(dl["regret"].get<double>(), 1.5);
+  EXPECT_EQ(dl["width"].get<int>(), 64);
+  EXPECT_DOUBLE_EQ(j["by_procs"]["2"]["choosers"]["log3p"]["mean_regret"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["by_procs"]["1"]["best_us"][0].get<double>(), 150);
+  EXPECT_DOUBLE_EQ(j["by_procs"]["2"]["best_us"][0].get<double>(), 100);
 }
 
 TEST(ValidateStats, DisturbedSamplesAreLeftOutWhenEnoughQuietOnesRemain) {

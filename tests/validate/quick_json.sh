@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tessera-validate --quick --json end to end on RANKS ranks, against a perfdb measured
 # here by tessera-bench --quick: the summary JSON has every model's figures and the
-# baseline's, stdout holds nothing else, the charts, CSV and index exist, and the
-# validation run is stored in the perfdb. Timings are never checked.
+# baselines', every problem is measured at every P from 1 to RANKS and each chooser's
+# decision over P is reported, stdout holds nothing else, the charts, CSV and index
+# exist, and the validation run is stored in the perfdb. Timings are never checked.
 #   quick_json.sh BIN_DIR MPIEXEC RANKS
 set -uo pipefail
 bin=$1 mpiexec=$2 ranks=$3
@@ -20,7 +21,7 @@ code=$?
 [ $code -ne 124 ] || fail "timed out"
 [ $code -eq 0 ] || fail "exit code $code"
 
-python3 - "$work/stdout" <<'PY' || fail "summary JSON"
+python3 - "$work/stdout" "$ranks" <<'PY' || fail "summary JSON"
 import json, math, sys
 s = json.load(open(sys.argv[1]))  # stdout must be exactly one JSON document
 models = s["models"]
@@ -36,9 +37,28 @@ for name, m in models.items():
     assert m["observations"] > 0, f"{name}: no observations"
     for phase in ["scatter", "exchange", "compute", "gather", "total"]:
         assert m["phases"][phase]["observations"] > 0, f"{name}: no {phase} observations"
-b = s["baseline"]
-assert 1 <= b["mean_regret"] <= b["max_regret"], "baseline regret"
-assert b["scenarios"] == len(s["scenarios"]) == 2, "quick = two scenarios, each with a baseline decision"
+ranks = int(sys.argv[2])
+procs = sorted({sc["procs"] for sc in s["scenarios"]})
+assert procs == list(range(1, ranks + 1)), f"quick covers P = 1..{ranks}, got {procs}"
+assert len(s["scenarios"]) == 2 * ranks, "quick = two problems at every P"
+for name in ["mpi-dims", "petsc-dmda", "row-strips"]:
+    b = s["baselines"][name]
+    assert 1 <= b["mean_regret"] <= b["max_regret"], f"{name} regret"
+    assert b["problems"] == 2, f"{name}: one decision per problem"
+    assert b["fixed_procs"]["scenarios"] == 2 * ranks, f"{name}: a decision at every P"
+for name, m in models.items():
+    assert m["problems"] == 2 and m["fixed_procs"]["scenarios"] == 2 * ranks, f"{name} decisions"
+choosers = set(models) | {"mpi-dims", "petsc-dmda", "row-strips"}
+assert len(s["decisions"]) == 2 * len(choosers), "one decision over P per problem and chooser"
+for d in s["decisions"]:
+    assert d["chooser"] in choosers
+    assert 1 <= d["chosen_procs"] <= ranks and 1 <= d["best_procs"] <= ranks
+    assert d["best_us"] <= d["chosen_us"] and abs(d["regret"] - d["chosen_us"] / d["best_us"]) < 1e-9
+    if d["chooser"] in ("mpi-dims", "petsc-dmda", "row-strips"):
+        assert d["chosen_procs"] == ranks, "a baseline runs on every rank started"
+assert sorted(s["by_procs"], key=int) == [str(p) for p in procs], "figures for every P"
+for p, f in s["by_procs"].items():
+    assert set(f["choosers"]) == choosers and len(f["best_us"]) == 2, f"by_procs {p}"
 print("summary ok:", {k: round(v["median_abs_rel_error"], 3) for k, v in models.items()})
 PY
 
@@ -47,7 +67,7 @@ for f in .tessera-manifest.json index.md errors.svg regret.svg observations.csv 
   [ -s "$out/$f" ] || fail "missing $f"
 done
 phase_charts=$(ls "$out"/phase-*.svg 2>/dev/null | wc -l)
-[ "$phase_charts" -eq 10 ] || fail "expected 10 phase charts (2 scenarios x 5 phases), got $phase_charts"
+[ "$phase_charts" -eq $((10 * ranks)) ] || fail "expected $((10 * ranks)) phase charts (2 problems x $ranks P x 5 phases), got $phase_charts"
 for f in "$out"/*.svg; do
   python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$f" || fail "$f is not well-formed XML"
   grep -q "<rect" "$f" || fail "$f has no bars"

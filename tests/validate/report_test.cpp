@@ -99,7 +99,7 @@ TEST(ValidateReport, CsvRowsPerObservationAndModel) {
 }
 
 TEST(ValidateReport, IndexLinksChartsAndData) {
-  const std::string md = index_markdown("tessera-validate: vm", {"a note"}, sample(), {}, {"p3pc"},
+  const std::string md = index_markdown("tessera-validate: vm", {"a note"}, sample(), {}, {}, {"p3pc"},
                                         {{"Errors", "errors.svg"}}, {"observations.csv"});
   EXPECT_NE(md.find("# tessera-validate: vm"), std::string::npos);
   EXPECT_NE(md.find("- a note"), std::string::npos);

@@ -26,22 +26,35 @@ nlohmann::json to_json(const Scenario& s) {
 
 std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs) {
   std::vector<int> ps;
-  if (!procs.empty()) {
-    ps = procs;
-  } else if (quick) {
-    ps = {ranks};
-  } else {
-    ps = {2, 4, ranks};
-  }
+  if (!procs.empty()) ps = procs;
+  else
+    for (int p = 1; p <= ranks; ++p) ps.push_back(p);
   std::sort(ps.begin(), ps.end());
   ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
-  std::erase_if(ps, [&](int p) { return p < 2 || p > ranks; });
+  std::erase_if(ps, [&](int p) { return p < 1 || p > ranks; });
   const std::vector<int> sizes = quick ? std::vector<int>{512} : std::vector<int>{512, 1024, 2048};
   const std::vector<double> sigmas = quick ? std::vector<double>{1, 3} : std::vector<double>{1, 3, 5};
   std::vector<Scenario> out;
-  for (int p : ps)
-    for (int n : sizes)
-      for (double s : sigmas) out.push_back({n, n, s, p});
+  for (int n : sizes)
+    for (double s : sigmas)
+      for (int p : ps) out.push_back({n, n, s, p});
+  return out;
+}
+
+std::vector<std::vector<int>> problems_of(const std::vector<Scenario>& scenarios) {
+  std::vector<std::vector<int>> out;
+  std::vector<Scenario> keys;
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    Scenario k = scenarios[i];
+    k.procs = 0;
+    const auto at = std::find(keys.begin(), keys.end(), k);
+    if (at == keys.end()) {
+      keys.push_back(k);
+      out.push_back({int(i)});
+    } else {
+      out[std::size_t(at - keys.begin())].push_back(int(i));
+    }
+  }
   return out;
 }
 
@@ -165,6 +178,53 @@ RegretStats regret_stats(const std::vector<Decision>& decisions, const std::stri
   return r;
 }
 
+ProcsDecision decide_over_procs(const std::vector<Observation>& observations, int problem,
+                                const std::vector<int>& scenarios_of_problem, const std::string& chooser,
+                                const std::vector<Pick>& picks) {
+  if (picks.empty()) throw InvalidArgument(chooser + " picked nothing");
+  const Pick* pick = &picks.front();
+  for (const Pick& p : picks)
+    if (p.predicted_us < pick->predicted_us ||
+        (p.predicted_us == pick->predicted_us && p.plan.procs() < pick->plan.procs()))
+      pick = &p;
+  ProcsDecision d;
+  d.chooser = chooser;
+  d.problem = problem;
+  d.chosen_scenario = pick->scenario;
+  d.chosen = pick->plan;
+  d.chosen_us = -1;
+  d.best_us = std::numeric_limits<double>::infinity();
+  for (const auto& o : observations) {
+    if (o.phase != Phase::total) continue;
+    if (std::find(scenarios_of_problem.begin(), scenarios_of_problem.end(), o.scenario) ==
+        scenarios_of_problem.end())
+      continue;
+    if (o.scenario == pick->scenario && o.plan == pick->plan) d.chosen_us = o.measured.median;
+    if (o.measured.median < d.best_us) {
+      d.best_us = o.measured.median;
+      d.best = o.plan;
+      d.best_scenario = o.scenario;
+    }
+  }
+  if (d.chosen_us < 0)
+    throw InvalidArgument("plan " + describe(pick->plan) + " chosen by " + chooser + " was not measured end to end");
+  d.regret = d.best_us > 0 ? d.chosen_us / d.best_us : 1.0;
+  return d;
+}
+
+RegretStats regret_stats(const std::vector<ProcsDecision>& decisions, const std::string& chooser) {
+  RegretStats r;
+  double sum = 0;
+  for (const auto& d : decisions) {
+    if (d.chooser != chooser) continue;
+    ++r.count;
+    sum += d.regret;
+    r.max = std::max(r.max, d.regret);
+  }
+  if (r.count) r.mean = sum / r.count;
+  return r;
+}
+
 std::array<int, 2> balanced_dims(int procs) {
   if (procs < 1) throw InvalidArgument("balanced_dims needs procs >= 1");
   int small = 1;
@@ -239,20 +299,27 @@ std::vector<Plan> select_end_to_end(const std::vector<Observation>& observations
   return out;
 }
 
-nlohmann::json summary_json(const std::vector<Observation>& observations, const std::vector<Decision>& decisions,
-                            const std::vector<std::string>& models) {
+namespace {
+
+nlohmann::json regret_json(const RegretStats& r, const char* count_name) {
+  return {{"mean_regret", r.mean}, {"max_regret", r.max}, {count_name, r.count}};
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
+                            const std::vector<Decision>& decisions,
+                            const std::vector<ProcsDecision>& procs_decisions,
+                            const std::vector<std::string>& models, const std::vector<std::string>& baselines) {
   nlohmann::json j;
   j["models"] = nlohmann::json::object();
   for (const auto& m : models) {
     const Accuracy a = accuracy(observations, m);
-    const RegretStats r = regret_stats(decisions, m);
-    nlohmann::json jm;
+    nlohmann::json jm = regret_json(regret_stats(procs_decisions, m), "problems");
     jm["median_abs_rel_error"] = a.at("all").median;
     jm["p90_abs_rel_error"] = a.at("all").p90;
     jm["observations"] = a.at("all").count;
-    jm["mean_regret"] = r.mean;
-    jm["max_regret"] = r.max;
-    jm["scenarios"] = r.count;
+    jm["fixed_procs"] = regret_json(regret_stats(decisions, m), "scenarios");
     nlohmann::json phases = nlohmann::json::object();
     for (const auto& [phase, s] : a) {
       if (phase == "all") continue;  // the model's own figures above
@@ -261,8 +328,54 @@ nlohmann::json summary_json(const std::vector<Observation>& observations, const 
     jm["phases"] = phases;
     j["models"][m] = jm;
   }
-  const RegretStats b = regret_stats(decisions, "baseline");
-  j["baseline"] = {{"mean_regret", b.mean}, {"max_regret", b.max}, {"scenarios", b.count}};
+  j["baselines"] = nlohmann::json::object();
+  for (const auto& b : baselines) {
+    nlohmann::json jb = regret_json(regret_stats(procs_decisions, b), "problems");
+    jb["fixed_procs"] = regret_json(regret_stats(decisions, b), "scenarios");
+    j["baselines"][b] = jb;
+  }
+  j["baseline"] = regret_json(regret_stats(decisions, "mpi-dims"), "scenarios");
+
+  const auto problems = problems_of(scenarios);
+  j["decisions"] = nlohmann::json::array();
+  for (const auto& d : procs_decisions) {
+    const Scenario& s = scenarios.at(std::size_t(problems.at(std::size_t(d.problem)).front()));
+    j["decisions"].push_back({{"width", s.width},
+                              {"height", s.height},
+                              {"sigma", s.sigma},
+                              {"chooser", d.chooser},
+                              {"chosen_procs", d.chosen.procs()},
+                              {"chosen", describe(d.chosen)},
+                              {"chosen_us", d.chosen_us},
+                              {"best_procs", d.best.procs()},
+                              {"best", describe(d.best)},
+                              {"best_us", d.best_us},
+                              {"regret", d.regret}});
+  }
+  // Each P alone: every chooser's regret among the plans of that P, and the best time.
+  std::map<int, std::vector<Decision>> at;
+  for (const auto& d : decisions) at[scenarios.at(std::size_t(d.scenario)).procs].push_back(d);
+  j["by_procs"] = nlohmann::json::object();
+  for (const auto& [procs, list] : at) {
+    nlohmann::json jp;
+    jp["choosers"] = nlohmann::json::object();
+    std::vector<std::string> names = models;
+    names.insert(names.end(), baselines.begin(), baselines.end());
+    for (const auto& n : names) {
+      const RegretStats r = regret_stats(list, n);
+      if (r.count) jp["choosers"][n] = regret_json(r, "scenarios");
+    }
+    jp["best_us"] = nlohmann::json::array();
+    for (const auto& problem : problems)
+      for (int si : problem)
+        if (scenarios.at(std::size_t(si)).procs == procs) {
+          double best = -1;
+          for (const auto& d : list)
+            if (d.scenario == si) best = d.best_us;
+          jp["best_us"].push_back(best);
+        }
+    j["by_procs"][std::to_string(procs)] = jp;
+  }
   return j;
 }
 

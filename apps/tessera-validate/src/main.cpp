@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -24,6 +25,7 @@
 #include "tessera/scheduler/model.hpp"
 #include "tessera/session.hpp"
 #include "tessera/validate/analysis.hpp"
+#include "tessera/validate/baselines.hpp"
 #include "tessera/validate/report.hpp"
 
 namespace po = boost::program_options;
@@ -49,13 +51,13 @@ po::options_description describe_options(Options& o) {
       "Usage: mpirun -n P tessera-validate [--quick] [--json] [--output DIR]\n\nOptions");
   cli::add_help_version(d);
   d.add_options()
-      ("quick", po::bool_switch(&o.quick), "small scenario list: 512x512, sigma 1 and 3, P = ranks started")
+      ("quick", po::bool_switch(&o.quick), "small scenario list: 512x512, sigma 1 and 3, every P up to the ranks started")
       ("json", po::bool_switch(&o.json), "print only the summary JSON on stdout")
       ("output,o", cli::path_value(o.output)->default_value(o.output.string()), "directory for charts, CSV and index.md")
       ("models", po::value<std::string>(&o.models)->default_value(o.models),
        "comma-separated models to validate (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc) or all")
-      ("procs", po::value<std::string>(&o.procs), "comma-separated P to validate (default: ranks started; without\n"
-                                                   "--quick also 2 and 4 when started with enough ranks)")
+      ("procs", po::value<std::string>(&o.procs), "comma-separated P to validate (default: every P from 1 to the\n"
+                                                   "ranks started; each model's regret counts its choice of P among them)")
       ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 21 with --quick, else 15)")
       ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "untimed rounds first")
       ("extra", po::value<int>(&o.extra)->default_value(o.extra),
@@ -97,7 +99,7 @@ std::vector<int> parse_procs(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != item.size() || p < 2) throw InvalidArgument("bad --procs value '" + item + "' (integers >= 2)");
+    if (used != item.size() || p < 1) throw InvalidArgument("bad --procs value '" + item + "' (integers >= 1)");
     out.push_back(p);
   }
   return out;
@@ -144,6 +146,7 @@ std::vector<Plan> split_plans(const std::string& text) {
 struct Prediction {
   std::string model;
   Plan chosen;
+  double chosen_us = 0;  ///< predicted total of `chosen`
   std::vector<scheduler::Candidate> ranking;
 };
 
@@ -190,21 +193,35 @@ std::string fmt(double v, int precision = 3) {
   return out.str();
 }
 
-// The human summary: every model's figures beside p3pc's.
+// The human summary: every model's figures beside p3pc's, then the baselines, then
+// each problem's best P and every chooser's pick.
 std::string summary_table(const nlohmann::json& s, const std::vector<std::string>& models) {
   std::ostringstream out;
-  out << std::left << std::setw(12) << "model" << std::right << std::setw(12) << "median err" << std::setw(12)
-      << "p90 err" << std::setw(13) << "mean regret" << std::setw(12) << "max regret" << "\n";
+  out << std::left << std::setw(12) << "chooser" << std::right << std::setw(12) << "median err" << std::setw(12)
+      << "p90 err" << std::setw(13) << "mean regret" << std::setw(12) << "max regret" << std::setw(14)
+      << "at fixed P" << "\n";
+  auto regrets = [&](const nlohmann::json& j) {
+    out << std::setw(13) << fmt(j["mean_regret"].get<double>()) << std::setw(12) << fmt(j["max_regret"].get<double>())
+        << std::setw(14) << fmt(j["fixed_procs"]["mean_regret"].get<double>()) << "\n";
+  };
   for (const auto& m : models) {
     const auto& j = s["models"][m];
     out << std::left << std::setw(12) << m << std::right << std::setw(11)
         << fmt(100 * j["median_abs_rel_error"].get<double>(), 1) << "%" << std::setw(11)
-        << fmt(100 * j["p90_abs_rel_error"].get<double>(), 1) << "%" << std::setw(13)
-        << fmt(j["mean_regret"].get<double>()) << std::setw(12) << fmt(j["max_regret"].get<double>()) << "\n";
+        << fmt(100 * j["p90_abs_rel_error"].get<double>(), 1) << "%";
+    regrets(j);
   }
-  out << std::left << std::setw(12) << "baseline" << std::right << std::setw(12) << "" << std::setw(12) << ""
-      << std::setw(13) << fmt(s["baseline"]["mean_regret"].get<double>()) << std::setw(12)
-      << fmt(s["baseline"]["max_regret"].get<double>()) << "\n";
+  for (const auto& [name, j] : s["baselines"].items()) {
+    out << std::left << std::setw(12) << name << std::right << std::setw(12) << "" << std::setw(12) << "";
+    regrets(j);
+  }
+  out << "regret = measured time of the chooser's pick among every P, grid and algorithm / best measured at any P\n"
+         "(at fixed P: within each P alone; baselines run on every rank started)\n";
+  for (const auto& d : s["decisions"])
+    out << "  " << d["width"].get<int>() << "x" << d["height"].get<int>() << " sigma=" << d["sigma"].get<double>()
+        << "  " << std::left << std::setw(11) << d["chooser"].get<std::string>() << std::right << " P="
+        << d["chosen_procs"].get<int>() << " (best P=" << d["best_procs"].get<int>() << ")  regret "
+        << fmt(d["regret"].get<double>()) << "  " << d["chosen"].get<std::string>() << "\n";
   return out.str();
 }
 
@@ -218,8 +235,11 @@ std::string file_name(const Scenario& s, Phase p) {
 struct Results {
   std::vector<Scenario> scenarios;
   std::vector<Observation> observations;
-  std::vector<Decision> decisions;
+  std::vector<Decision> decisions;        ///< each scenario (one P) alone
+  std::map<std::string, std::vector<Pick>> picks;  ///< chooser -> its pick at each scenario
+  std::vector<ProcsDecision> procs_decisions;      ///< each problem, over every P
   std::vector<std::string> models;  ///< models that priced something
+  std::vector<std::string> baselines;  ///< kBaselines
   std::vector<std::string> notes;
 };
 
@@ -242,7 +262,7 @@ void write_outputs(ResultSet& set, const Results& r, const std::string& machine)
   write_file(set.file(csvs[1]), accuracy_csv(r.observations, r.models));
   write_file(set.file(csvs[2]), decisions_csv(r.scenarios, r.decisions));
   write_file(set.file("index.md"), index_markdown("tessera-validate: " + machine, r.notes, r.observations,
-                                                  r.decisions, r.models, charts, csvs));
+                                                  r.decisions, r.procs_decisions, r.models, charts, csvs));
   set.commit();
 }
 
@@ -303,7 +323,7 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     o.arguments.assign(argv + 1, argv + argc);
     if (scenarios.empty())
       throw InvalidArgument("nothing to validate with " + std::to_string(session.size()) +
-                            " rank(s): start at least 2 (mpirun -n 2) and give --procs values <= ranks");
+                            " rank(s): give --procs values <= ranks");
   });
   if (!o.help && !o.version) return true;
   if (session.is_root()) {
@@ -360,24 +380,35 @@ std::vector<Prediction> predict(const Scenario& sc, const Parameters& p) {
     req.model = m;
     req.keep_all = true;
     auto result = planning::plan_for(req, p.loaded);
-    predictions.push_back({m, result.plan, std::move(result.search.ranking)});
+    const double total = result.search.chosen().predicted.total;
+    predictions.push_back({m, result.plan, total, std::move(result.search.ranking)});
   }
   return predictions;
 }
 
-// The end-to-end set (root only): each model's choice, the baseline and the best by
-// measured phases.
+// Each baseline's plan for a scenario (kBaselines order), MPI_Dims_create asked of MPI.
+std::vector<std::pair<std::string, Plan>> baselines_for(const Scenario& sc) {
+  std::vector<std::pair<std::string, Plan>> out;
+  for (auto b : kBaselines)
+    out.emplace_back(std::string(b), baseline_plan(b, sc.width, sc.height, sc.procs, grid_from_dims(mpi_dims(sc.procs))));
+  return out;
+}
+
+// The end-to-end set (root only): each model's choice, each feasible baseline and the
+// best by measured phases.
 std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vector<Grid>& grids,
                                    const std::vector<Observation>& phases,
-                                   const std::vector<Prediction>& predictions, const Plan& baseline, int extra,
+                                   const std::vector<Prediction>& predictions,
+                                   const std::vector<std::pair<std::string, Plan>>& baselines, int extra,
                                    Results& r) {
   if (grid_from_dims(mpi_dims(sc.procs)) != grid_from_dims(balanced_dims(sc.procs)))
     r.notes.push_back("MPI_Dims_create(" + std::to_string(sc.procs) + ") differs from the balanced split");
   std::vector<Plan> required;
   for (const auto& p : predictions) required.push_back(p.chosen);
-  const auto feasible = std::find(grids.begin(), grids.end(), baseline.grid) != grids.end();
-  if (feasible) required.push_back(baseline);
-  else r.notes.push_back("baseline grid " + tessera::to_string(baseline.grid) + " infeasible for " + to_string(sc));
+  for (const auto& [name, plan] : baselines) {
+    if (std::find(grids.begin(), grids.end(), plan.grid) != grids.end()) required.push_back(plan);
+    else r.notes.push_back("baseline " + name + ": grid " + tessera::to_string(plan.grid) + " infeasible for " + to_string(sc));
+  }
   return select_end_to_end(phases, index, all_plans(grids), required, extra);
 }
 
@@ -404,10 +435,10 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   std::vector<Observation> phases;
   session.agree([&] { phases = measure_phases(session, image, sc, index, grids, rep, report); });
   std::string plan_text;
-  const Plan baseline = baseline_plan(grid_from_dims(mpi_dims(sc.procs)));
+  const auto baselines = baselines_for(sc);
   session.agree([&] {
     if (!session.is_root()) return;
-    plan_text = join_plans(end_to_end_plans(sc, index, grids, phases, predictions, baseline, o.extra, r));
+    plan_text = join_plans(end_to_end_plans(sc, index, grids, phases, predictions, baselines, o.extra, r));
   });
   const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
   std::vector<Observation> totals;
@@ -418,10 +449,42 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
     attach_predictions(totals, predictions);
     for (auto& ob : phases) r.observations.push_back(std::move(ob));
     for (auto& ob : totals) r.observations.push_back(std::move(ob));
-    for (const auto& p : predictions) r.decisions.push_back(decide(r.observations, index, p.model, p.chosen));
-    if (std::find(plans.begin(), plans.end(), baseline) != plans.end())
-      r.decisions.push_back(decide(r.observations, index, "baseline", baseline));
+    for (const auto& p : predictions) {
+      r.decisions.push_back(decide(r.observations, index, p.model, p.chosen));
+      r.picks[p.model].push_back({index, p.chosen, p.chosen_us});
+    }
+    for (const auto& [name, plan] : baselines)
+      if (std::find(plans.begin(), plans.end(), plan) != plans.end()) {
+        r.decisions.push_back(decide(r.observations, index, name, plan));
+        r.picks[name].push_back({index, plan, 0.0});
+      }
   });
+}
+
+// Root only: every chooser's decision over P for each problem. A model takes its
+// cheapest prediction among its picks at every P; a baseline runs on every rank started
+// (its pick at the problem's largest P, when that grid was feasible).
+void decide_every_problem(Results& r) {
+  const auto problems = problems_of(r.scenarios);
+  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
+    const auto& members = problems[pi];
+    auto in_problem = [&](const Pick& p) {
+      return std::find(members.begin(), members.end(), p.scenario) != members.end();
+    };
+    for (const auto& m : r.models) {
+      std::vector<Pick> picks;
+      for (const auto& p : r.picks[m])
+        if (in_problem(p)) picks.push_back(p);
+      if (!picks.empty()) r.procs_decisions.push_back(decide_over_procs(r.observations, int(pi), members, m, picks));
+    }
+    int largest = members.front();
+    for (int si : members)
+      if (r.scenarios[std::size_t(si)].procs > r.scenarios[std::size_t(largest)].procs) largest = si;
+    for (const auto& b : r.baselines)
+      for (const auto& p : r.picks[b])
+        if (p.scenario == largest)
+          r.procs_decisions.push_back(decide_over_procs(r.observations, int(pi), members, b, {p}));
+  }
 }
 
 // Root only: the summary JSON, the perfdb record and the files, then the report.
@@ -437,7 +500,9 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                         : std::to_string(left_out) + " of " + std::to_string(taken) +
                               " samples left out: a rank was preempted during them (involuntary context "
                               "switch); --keep-disturbed keeps them");
-  nlohmann::json summary = summary_json(r.observations, r.decisions, r.models);
+  decide_every_problem(r);
+  nlohmann::json summary = summary_json(r.scenarios, r.observations, r.decisions, r.procs_decisions, r.models,
+                                        r.baselines);
   if (!o.no_perfdb) {
     try {
       record_in_perfdb(o, r, machine_name, session.size());
@@ -479,6 +544,7 @@ int run(const Session& session, int argc, char** argv) {
   });
   const Parameters params = load_parameters(session, o, models, r);
   r.models = params.usable;
+  for (auto b : kBaselines) r.baselines.emplace_back(b);
   for (std::size_t si = 0; si < r.scenarios.size(); ++si) run_scenario(session, o, params, si, r);
   session.agree([&] {
     if (session.is_root()) finish(session, o, *outputs, r, params.machine_name, started);

@@ -1,5 +1,7 @@
 #include "tessera/validate/report.hpp"
 
+#include "tessera/validate/baselines.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -199,11 +201,11 @@ BarChart error_chart(const std::vector<Observation>& observations, const std::ve
 BarChart regret_chart(const std::vector<Scenario>& scenarios, const std::vector<Decision>& decisions,
                       const std::vector<std::string>& models) {
   BarChart c;
-  c.title = "Regret: measured time of the chosen plan / best measured plan (1 = best)";
+  c.title = "Regret at each P: measured time of the chosen plan / best measured plan of that P (1 = best)";
   c.y_label = "regret";
   for (const auto& s : scenarios) c.categories.push_back(to_string(s));
   std::vector<std::string> choosers = models;
-  choosers.emplace_back("baseline");
+  for (auto b : kBaselines) choosers.emplace_back(b);
   for (const auto& m : choosers) {
     Series s{m, std::vector<double>(scenarios.size(), -1.0), {}, {}};
     for (const auto& d : decisions)
@@ -264,6 +266,7 @@ std::string decisions_csv(const std::vector<Scenario>& scenarios, const std::vec
 
 std::string index_markdown(const std::string& heading, const std::vector<std::string>& notes,
                            const std::vector<Observation>& observations, const std::vector<Decision>& decisions,
+                           const std::vector<ProcsDecision>& procs_decisions,
                            const std::vector<std::string>& models, const std::vector<ChartLink>& charts,
                            const std::vector<std::string>& csv_files) {
   std::ostringstream out;
@@ -273,18 +276,30 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
   if (!notes.empty()) out << "\n";
   out << "## Summary\n\n"
          "Error = |predicted − measured| / measured over scatter, exchange, gather and the whole "
-         "pipeline (compute is listed per phase only: every model prices it alike). Regret = measured "
-         "time of the plan the model picks ÷ the best measured plan (1.00 = it picked the best).\n\n";
-  out << "| model | median error | p90 error | mean regret | max regret | observations |\n"
-         "|---|---|---|---|---|---|\n";
+         "pipeline (compute is listed per phase only: every model prices it alike). Regret over P = "
+         "measured time of the plan the model picks among every P, grid and algorithm (its cheapest "
+         "prediction) ÷ the best plan measured at any P (1.00 = it picked the best). Regret at fixed P = "
+         "the same within each P alone. A baseline runs on every rank started.\n\n";
+  out << "| chooser | median error | p90 error | mean regret over P | max regret over P | mean regret at fixed P "
+         "| observations |\n|---|---|---|---|---|---|---|\n";
   for (const auto& m : models) {
     const Accuracy a = accuracy(observations, m);
-    const RegretStats r = regret_stats(decisions, m);
+    const RegretStats r = regret_stats(procs_decisions, m), f = regret_stats(decisions, m);
     out << "| " << m << " | " << a.at("all").median * 100 << " % | " << a.at("all").p90 * 100 << " % | " << r.mean
-        << " | " << r.max << " | " << a.at("all").count << " |\n";
+        << " | " << r.max << " | " << f.mean << " | " << a.at("all").count << " |\n";
   }
-  const RegretStats b = regret_stats(decisions, "baseline");
-  out << "| baseline (MPI_Dims_create grid, mpi/mpi/4step) | | | " << b.mean << " | " << b.max << " | |\n\n";
+  for (auto b : kBaselines) {
+    const RegretStats r = regret_stats(procs_decisions, std::string(b)), f = regret_stats(decisions, std::string(b));
+    out << "| baseline " << b << " | | | " << r.mean << " | " << r.max << " | " << f.mean << " | |\n";
+  }
+  out << "\nBaselines: mpi-dims = MPI_Dims_create grid, mpi/mpi/4step; petsc-dmda = PETSc DMDA's default "
+         "grid, mpi/mpi/nonblocking; row-strips = 1xP, the library's defaults (sbt/sbt/nonblocking).\n\n";
+  out << "## Decisions over P\n\n| chooser | chosen | chosen µs | best | best µs | regret |\n"
+         "|---|---|---|---|---|---|\n";
+  for (const auto& d : procs_decisions)
+    out << "| " << d.chooser << " | " << describe(d.chosen) << " | " << d.chosen_us << " | " << describe(d.best)
+        << " | " << d.best_us << " | " << d.regret << " |\n";
+  out << "\n";
   out << "## How to read the charts\n\n"
          "Each phase chart is one scenario and one phase. A group of bars is one grid (X×Y: X ranks "
          "along the width) with one algorithm; the dark bar is the measured median with a whisker from "

@@ -26,11 +26,16 @@ std::string to_string(const Scenario& s);
 /// {"width", "height", "sigma", "procs"}. Local.
 nlohmann::json to_json(const Scenario& s);
 
-/// The scenario list. quick: 512x512 with sigma 1 and 3 at P = ranks. Default: 512, 1024
-/// and 2048 square with sigma 1, 3, 5 at every P in {2, 4, ranks} that is <= ranks
-/// (P = 1 is never validated: it has no communication). `procs`, if not empty, replaces
-/// the P list (values above `ranks` are dropped). Local.
+/// The scenario list: every problem (image size and sigma) at every P in 1..ranks, P
+/// ascending within a problem, so that a chooser's number of processors is judged too.
+/// quick: 512x512 with sigma 1 and 3. Default: 512, 1024 and 2048 square with sigma 1,
+/// 3, 5. `procs`, if not empty, replaces the P list (values outside 1..ranks are
+/// dropped). Local.
 std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs = {});
+
+/// The scenarios of each problem (same width, height and sigma), as index lists in the
+/// order of `scenarios`; problems in order of first appearance. Local.
+std::vector<std::vector<int>> problems_of(const std::vector<Scenario>& scenarios);
 
 /// Median and quartiles of repeated timings (µs).
 struct Spread {
@@ -125,6 +130,38 @@ struct RegretStats {
 };
 RegretStats regret_stats(const std::vector<Decision>& decisions, const std::string& chooser);
 
+/// What a chooser would run at one P of a problem: its plan for that scenario and, for a
+/// model, the total it predicted.
+struct Pick {
+  int scenario = 0;
+  Plan plan;
+  double predicted_us = 0;
+};
+
+/// A chooser's decision over the number of processors for one problem: the pick with
+/// the lowest prediction (the smaller P on ties, as the scheduler's search), measured
+/// end to end, against the best plan measured at any P of the problem.
+struct ProcsDecision {
+  std::string chooser;
+  int problem = 0;        ///< index into problems_of()
+  int chosen_scenario = 0;
+  Plan chosen;
+  double chosen_us = 0;   ///< measured median of the chosen plan
+  int best_scenario = 0;
+  Plan best;              ///< best measured plan over every P of the problem
+  double best_us = 0;
+  double regret = 1;      ///< chosen_us / best_us
+};
+/// The decision of `chooser` among `picks` (scenarios of problem `problem`, whose
+/// scenario indices are `scenarios_of_problem`). A baseline, which predicts nothing,
+/// passes the single pick it would run (all ranks started). Throws InvalidArgument if
+/// `picks` is empty or the chosen plan was not measured end to end.
+ProcsDecision decide_over_procs(const std::vector<Observation>& observations, int problem,
+                                const std::vector<int>& scenarios_of_problem, const std::string& chooser,
+                                const std::vector<Pick>& picks);
+/// Mean and maximum regret of one chooser over its decisions over P.
+RegretStats regret_stats(const std::vector<ProcsDecision>& decisions, const std::string& chooser);
+
 /// The two dimensions the MPI standard asks MPI_Dims_create(procs, 2) for: as close to
 /// each other as possible, non-increasing. Throws InvalidArgument if procs < 1.
 std::array<int, 2> balanced_dims(int procs);
@@ -150,10 +187,21 @@ std::vector<Plan> select_end_to_end(const std::vector<Observation>& observations
                                     const std::vector<Plan>& candidates, std::vector<Plan> required,
                                     int extra);
 
-/// The summary tessera-validate --json prints: {"models": {name: {"median_abs_rel_error",
-/// "p90_abs_rel_error", "mean_regret", "max_regret", "observations", "phases": {...}}},
-/// "baseline": {"mean_regret", "max_regret"}}; `models` in the order to list them.
-nlohmann::json summary_json(const std::vector<Observation>& observations,
-                            const std::vector<Decision>& decisions, const std::vector<std::string>& models);
+/// The summary tessera-validate --json prints; `models` in the order to list them,
+/// `baselines` likewise (kBaselines):
+/// {"models": {name: {"median_abs_rel_error", "p90_abs_rel_error", "observations",
+///    "mean_regret", "max_regret", "problems" (regret over P: procs_decisions),
+///    "fixed_procs": {"mean_regret", "max_regret", "scenarios"} (regret at each P alone),
+///    "phases": {...}}},
+///  "baselines": {name: {"mean_regret", "max_regret", "problems", "fixed_procs": {...}}},
+///  "baseline": the "mpi-dims" figures at each P alone (as before regret counted P),
+///  "decisions": [{"width", "height", "sigma", "chooser", "chosen_procs", "chosen",
+///    "chosen_us", "best_procs", "best", "best_us", "regret"}],
+///  "by_procs": {"P": {"choosers": {name: {"mean_regret", "max_regret", "scenarios"}},
+///    "best_us": [best measured µs of each problem at P]}}}.
+nlohmann::json summary_json(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
+                            const std::vector<Decision>& decisions,
+                            const std::vector<ProcsDecision>& procs_decisions,
+                            const std::vector<std::string>& models, const std::vector<std::string>& baselines);
 
 }  // namespace tessera::validation

@@ -42,7 +42,7 @@ BarChart phase_chart(const std::vector<Scenario>& scenarios, const std::vector<O
 /// Median (and a second series with the 90th percentile) absolute relative error per
 /// model, one group per phase.
 BarChart error_chart(const std::vector<Observation>& observations, const std::vector<std::string>& models);
-/// Regret per scenario for each model and the baseline.
+/// Regret per scenario (each P alone) for each model and baseline.
 BarChart regret_chart(const std::vector<Scenario>& scenarios, const std::vector<Decision>& decisions,
                       const std::vector<std::string>& models);
 
@@ -63,6 +63,7 @@ struct ChartLink {
 /// The index page: how to read the charts, the summary table, links to charts and CSV.
 std::string index_markdown(const std::string& heading, const std::vector<std::string>& notes,
                            const std::vector<Observation>& observations, const std::vector<Decision>& decisions,
+                           const std::vector<ProcsDecision>& procs_decisions,
                            const std::vector<std::string>& models, const std::vector<ChartLink>& charts,
                            const std::vector<std::string>& csv_files);
 
