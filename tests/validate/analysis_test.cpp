@@ -67,6 +67,12 @@ TEST(ValidateAccuracy, PerPhaseCommunicationAndOverallWithoutCompute) {
   EXPECT_EQ(b.at("all").count, 1);
   EXPECT_DOUBLE_EQ(b.at("scatter").median, 1.0);
   EXPECT_EQ(accuracy(o, "loggp").at("all").count, 0);
+  // One rank's flat-tree gather runs no step (the root computes into the image): the
+  // model predicts 0, the timer measures its own overhead; no error to count.
+  const Plan one = plan({1, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::oft, ExchangeAlgorithm::four_step);
+  o.push_back(obs(1, Phase::gather, one, 0.7, {{"p3pc", 0}}));
+  EXPECT_EQ(accuracy(o, "p3pc").at("all").count, 4);
+  EXPECT_EQ(accuracy(o, "p3pc").at("gather").count, 1);
 }
 
 TEST(ValidateDecisions, RegretIsChosenOverBestMeasured) {

@@ -24,7 +24,8 @@ nlohmann::json to_json(const Scenario& s) {
   return {{"width", s.width}, {"height", s.height}, {"sigma", s.sigma}, {"procs", s.procs}};
 }
 
-std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs) {
+std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs,
+                                    const std::vector<int>& sizes_given, const std::vector<double>& sigmas_given) {
   std::vector<int> ps;
   if (!procs.empty()) ps = procs;
   else
@@ -32,8 +33,12 @@ std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int
   std::sort(ps.begin(), ps.end());
   ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
   std::erase_if(ps, [&](int p) { return p < 1 || p > ranks; });
-  const std::vector<int> sizes = quick ? std::vector<int>{512} : std::vector<int>{512, 1024, 2048};
-  const std::vector<double> sigmas = quick ? std::vector<double>{1, 3} : std::vector<double>{1, 3, 5};
+  const std::vector<int> sizes = !sizes_given.empty() ? sizes_given
+                                 : quick               ? std::vector<int>{512}
+                                                       : std::vector<int>{512, 1024, 2048};
+  const std::vector<double> sigmas = !sigmas_given.empty() ? sigmas_given
+                                     : quick                ? std::vector<double>{1, 3}
+                                                            : std::vector<double>{1, 3, 5};
   std::vector<Scenario> out;
   for (int n : sizes)
     for (double s : sigmas)
@@ -131,7 +136,9 @@ Accuracy accuracy(const std::vector<Observation>& observations, const std::strin
   std::map<std::string, std::vector<double>> errors;
   for (const auto& o : observations) {
     const auto it = o.predicted.find(model);
-    if (it == o.predicted.end() || !(o.measured.median > 0)) continue;
+    // A prediction of 0 is a phase with no step at all (one rank's in-place gather): the
+    // measurement is the timer's own overhead, and an error relative to it means nothing.
+    if (it == o.predicted.end() || !(o.measured.median > 0) || it->second == 0) continue;
     const double e = abs_rel_error(it->second, o.measured.median);
     errors[std::string(to_string(o.phase))].push_back(e);
     if (counts_overall(o.phase)) errors["all"].push_back(e);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -14,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "measure.hpp"
 #include "tessera/cli.hpp"
@@ -38,7 +40,7 @@ namespace {
 struct Options {
   bool help = false, version = false, quick = false, json = false, no_perfdb = false, keep_disturbed = false;
   fs::path output = "validate-out";
-  std::string models = "all", procs;
+  std::string models = "all", procs, sizes, sigmas;
   cli::DatabaseOptions db;
   int repeats = 0, warmup = 1, extra = 6;
   std::vector<std::string> arguments;  ///< argv[1..], for the result set's manifest
@@ -58,6 +60,8 @@ po::options_description describe_options(Options& o) {
        "comma-separated models to validate (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc) or all")
       ("procs", po::value<std::string>(&o.procs), "comma-separated P to validate (default: every P from 1 to the\n"
                                                    "ranks started; each model's regret counts its choice of P among them)")
+      ("sizes", po::value<std::string>(&o.sizes), "comma-separated square image sizes (replaces the list's sizes)")
+      ("sigmas", po::value<std::string>(&o.sigmas), "comma-separated sigmas (replaces the list's sigmas)")
       ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 21 with --quick, else 15)")
       ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "untimed rounds first")
       ("extra", po::value<int>(&o.extra)->default_value(o.extra),
@@ -101,6 +105,28 @@ std::vector<int> parse_procs(const std::string& text) {
     }
     if (used != item.size() || p < 1) throw InvalidArgument("bad --procs value '" + item + "' (integers >= 1)");
     out.push_back(p);
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> parse_list(const std::string& text, const char* option, T lowest) {
+  std::vector<T> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    std::size_t used = 0;
+    T v{};
+    try {
+      if constexpr (std::is_integral_v<T>) v = T(std::stoi(item, &used));
+      else v = T(std::stod(item, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || !(v >= lowest) || !std::isfinite(double(v)))
+      throw InvalidArgument(std::string("bad ") + option + " value '" + item + "'");
+    out.push_back(v);
   }
   return out;
 }
@@ -319,7 +345,8 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
     models = parse_models(o.models);
-    scenarios = scenarios_for(o.quick, session.size(), parse_procs(o.procs));
+    scenarios = scenarios_for(o.quick, session.size(), parse_procs(o.procs), parse_list<int>(o.sizes, "--sizes", 1),
+                              parse_list<double>(o.sigmas, "--sigmas", 0.02657));
     o.arguments.assign(argv + 1, argv + argc);
     if (scenarios.empty())
       throw InvalidArgument("nothing to validate with " + std::to_string(session.size()) +

@@ -30,8 +30,9 @@ nlohmann::json to_json(const Scenario& s);
 /// ascending within a problem, so that a chooser's number of processors is judged too.
 /// quick: 512x512 with sigma 1 and 3. Default: 512, 1024 and 2048 square with sigma 1,
 /// 3, 5. `procs`, if not empty, replaces the P list (values outside 1..ranks are
-/// dropped). Local.
-std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs = {});
+/// dropped); `sizes` (square images) and `sigmas`, if not empty, replace theirs. Local.
+std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs = {},
+                                    const std::vector<int>& sizes = {}, const std::vector<double>& sigmas = {});
 
 /// The scenarios of each problem (same width, height and sigma), as index lists in the
 /// order of `scenarios`; problems in order of first appearance. Local.
@@ -105,7 +106,9 @@ bool counts_overall(Phase p);
 /// Accuracy of one model: per phase name, "communication" (scatter, exchange, gather)
 /// and "all" (see counts_overall).
 using Accuracy = std::map<std::string, ErrorStats>;
-/// Accuracy of `model` over the observations it predicted.
+/// Accuracy of `model` over the observations it predicted, leaving out predictions of
+/// exactly 0 (a phase that runs no step, such as one rank's in-place gather, whose
+/// measurement is only the timer's overhead).
 Accuracy accuracy(const std::vector<Observation>& observations, const std::string& model);
 
 /// The plan a chooser (a model or the baseline) picked for a scenario and how it fared.
