@@ -149,6 +149,14 @@ void print_json(const Options& o, const planning::PlanResult& result, const plan
   doc["machine"] = result.machine;
   doc["source"] = machine.origin;
   doc["compute"] = machine.compute_source;
+  // The perfdb run priced from (null: bundled default or a CSV) and its repeatability.
+  doc["p3pc_run"] = machine.p3pc_run > 0 ? nlohmann::json(machine.p3pc_run) : nlohmann::json(nullptr);
+  doc["p3pc_quality"] = machine.p3pc_quality
+                            ? nlohmann::json{{"median_spread", machine.p3pc_quality->median_spread},
+                                             {"p90_spread", machine.p3pc_quality->p90_spread},
+                                             {"cells", machine.p3pc_quality->cells},
+                                             {"passed", machine.p3pc_quality->passed}}
+                            : nlohmann::json(nullptr);
   doc["image"] = {{"width", o.width}, {"height", o.height}, {"sigma", o.request.options.sigma}};
   std::cout << doc.dump(2) << "\n";
 }

@@ -25,6 +25,7 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "tessera/error.hpp"
+#include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/session.hpp"
 
@@ -108,6 +109,7 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["modes"] = modes;
   cfg["sizes_floats"] = opt.sizes_floats;
   cfg["blocks"] = opt.blocks;
+  cfg["repeats"] = opt.repeats;
   cfg["refine_threshold"] = opt.refine_threshold;
   cfg["refine_depth"] = opt.refine_depth;
   std::vector<std::string> tiles;
@@ -288,6 +290,7 @@ void store_results(pdb::Store& store, pdb::Id run, const Measurement& m) {
   try {
     store.add_placements(run, m.data.placements);
     store.add_p3pc(run, m.data.p3pc);
+    store.set_quality(run, pdb::compute_quality(m.data.p3pc));
     store.add_log3p(run, m.data.log3p);
     store.add_loggp(run, m.data.loggp);
     store.add_compute(run, m.data.compute);
@@ -302,7 +305,15 @@ void store_results(pdb::Store& store, pdb::Id run, const Measurement& m) {
 }
 
 void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_point t_start) {
-  if (!m.data.p3pc.empty()) std::fprintf(stderr, "%s", tb::format_p3pc_table(m.data.p3pc).c_str());
+  if (!m.data.p3pc.empty()) {
+    std::fprintf(stderr, "%s", tb::format_p3pc_table(m.data.p3pc).c_str());
+    const pdb::QualityThresholds t;
+    std::fprintf(stderr,
+                 "P-3PC quality: %s (spread of pass medians over paper-shape cells >= %g us; pass: median <= "
+                 "%g %%, p90 <= %g %%)\n",
+                 pdb::describe_quality(pdb::compute_quality(m.data.p3pc)).c_str(), t.min_us, 100 * t.median,
+                 100 * t.p90);
+  }
   for (const auto& r : m.data.loggp)
     std::fprintf(stderr, "LogGP %s [%lld, %lld] B: L=%.2f o_s=%.2f o_r=%.2f g=%.2f us G=%.5f us/B\n",
                  std::string(pdb::to_string(r.level)).c_str(), (long long)r.from_bytes, (long long)r.to_bytes,

@@ -83,6 +83,7 @@ Options parse_options(int argc, const char* const* argv) {
       ("quick", "short run for first runs and CI (at most about 20 s)")
       ("modes", po::value(&modes), "comma list of p3pc, log3p, loggp, compute (default: all)")
       ("sizes", po::value(&sizes), "P-3PC message sizes in floats, comma list (default 0,1024,51200,102400,512000)")
+      ("repeats", po::value(&o.repeats), "P-3PC passes over every cell (default 3): each cell stores the median of its pass medians and their spread (max/min - 1); the run stores its quality")
       ("blocks", po::value(&o.blocks), "blocks of a noncontiguous P-3PC message (default 100)")
       ("tile-rows", po::value(&tiles), "library layouts to measure as W:S (row floats : row stride), comma list; 'none' for none")
       ("tile-row-counts", po::value(&row_counts), "rows per tile-row message, comma list (default 16,64,256,1024,4096; quick 64,1024)")
@@ -114,6 +115,7 @@ Options parse_options(int argc, const char* const* argv) {
     if (std::find(o.modes.begin(), o.modes.end(), x) == o.modes.end()) o.modes.push_back(x);
   }
   if (o.modes.empty()) throw InvalidArgument("--modes selects no mode");
+  if (o.repeats < 1 || o.repeats > 100) throw InvalidArgument("--repeats must be between 1 and 100");
   std::sort(o.modes.begin(), o.modes.end());
 
   // Modes may overrun their share by half to give every cell a usable median, so these

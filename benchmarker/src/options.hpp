@@ -33,6 +33,7 @@ struct Options {
 
   // P-3PC
   std::vector<std::int64_t> sizes_floats;  ///< ascending, unique
+  int repeats = 3;                         ///< P-3PC passes over every cell (--repeats)
   int blocks = 100;
   double refine_threshold = 0.10;          ///< relative miss of the linear interpolation
   int refine_depth = 2;

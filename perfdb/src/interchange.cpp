@@ -187,6 +187,12 @@ json run_json(const RunData& d) {
             {"ended_at", d.run.ended_at},
             {"status", to_string(d.run.status)},
             {"note", d.run.note}};
+  // Repeatability of the P-3PC table (schema 4); null when not recorded.
+  r["quality"] = d.run.quality ? json{{"median_spread", d.run.quality->median_spread},
+                                      {"p90_spread", d.run.quality->p90_spread},
+                                      {"cells", d.run.quality->cells},
+                                      {"passed", d.run.quality->passed}}
+                               : json(nullptr);
   json& p = r["p3pc"] = json::array();
   for (const auto& s : d.p3pc)
     p.push_back({{"level", to_string(s.level)},
@@ -199,7 +205,9 @@ json run_json(const RunData& d) {
                  {"q1_us", opt(s.q1_us)},
                  {"q3_us", opt(s.q3_us)},
                  {"samples", s.samples},
-                 {"launches", s.launches}});
+                 {"launches", s.launches},
+                 {"passes", s.passes},
+                 {"spread", opt(s.spread)}});
   json& pl = r["placements"] = json::array();
   for (const auto& x : d.placements)
     pl.push_back({{"rank_a", x.rank_a}, {"rank_b", x.rank_b}, {"level", to_string(x.level)}});
@@ -363,6 +371,16 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
       rd.fail(w, e.what());
     }
     d.run.note = r.contains("note") ? rd.str(r, "note", w) : "";
+    // Absent (exports from before schema 4) or null: not recorded.
+    if (r.contains("quality") && !r.at("quality").is_null()) {
+      const json& q = r.at("quality");
+      const std::string wq = w + ".quality";
+      if (!q.is_object()) rd.fail(wq, "must be an object or null");
+      const json& passed = rd.field(q, "passed", wq);
+      if (!passed.is_boolean()) rd.fail(wq, "field 'passed' must be true or false");
+      d.run.quality = RunQuality{rd.number(q, "median_spread", wq), rd.number(q, "p90_spread", wq),
+                                 rd.int32(q, "cells", wq), passed.get<bool>()};
+    }
     const auto& p3 = rd.array(r, "p3pc", w);
     for (std::size_t j = 0; j < p3.size(); ++j) {
       const json& x = p3[j];
@@ -379,6 +397,8 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
       s.q3_us = rd.opt_number(x, "q3_us", wj);
       s.samples = rd.int32(x, "samples", wj);
       s.launches = rd.int32(x, "launches", wj);
+      s.passes = rd.opt_int(x, "passes", wj).value_or(0);
+      s.spread = rd.opt_number(x, "spread", wj);
       d.p3pc.push_back(s);
     }
     const auto& pl = rd.array(r, "placements", w);

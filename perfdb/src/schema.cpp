@@ -122,7 +122,19 @@ ALTER TABLE compute_costs ADD COLUMN sigma REAL;
 ALTER TABLE compute_costs ADD COLUMN threads INTEGER;
 )sql";
 
-constexpr const char* kSteps[] = {kV1, kV2, kV3};
+// Version 4: repeatability (issue 12). A P-3PC cell records how many measurement passes
+// its median combines and their spread (max / min - 1 of the pass medians); a run
+// records the quality of its P-3PC table. NULL / 0 = not recorded (older runs).
+constexpr const char* kV4 = R"sql(
+ALTER TABLE p3pc ADD COLUMN passes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE p3pc ADD COLUMN spread REAL;
+ALTER TABLE runs ADD COLUMN quality_median REAL;
+ALTER TABLE runs ADD COLUMN quality_p90 REAL;
+ALTER TABLE runs ADD COLUMN quality_cells INTEGER;
+ALTER TABLE runs ADD COLUMN quality_passed INTEGER;
+)sql";
+
+constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

@@ -198,10 +198,15 @@ Run read_run(const Stmt& s) {
   r.ended_at = s.col_text(6);
   r.status = parse_run_status(s.col_text(7));
   r.note = s.col_text(8);
+  const auto median = s.col_opt_double(9), p90 = s.col_opt_double(10);
+  const auto cells = s.col_opt_int(11), passed = s.col_opt_int(12);
+  if (median && p90 && cells && passed)
+    r.quality = RunQuality{*median, *p90, static_cast<int>(*cells), *passed != 0};
   return r;
 }
 constexpr const char* kRunCols =
-    "id, machine_id, tool, tool_version, config, started_at, ended_at, status, note";
+    "id, machine_id, tool, tool_version, config, started_at, ended_at, status, note, "
+    "quality_median, quality_p90, quality_cells, quality_passed";
 
 std::string sql(std::string_view head, const char* cols, std::string_view tail) {
   return std::string(head) + cols + std::string(tail);
@@ -391,12 +396,13 @@ struct Store::Impl {
   void put_p3pc(Id run, std::span<const P3pcSample> rows) {
     Stmt s(*db,
            "INSERT INTO p3pc (run_id, level, path, layout, bytes, blocks, block_stride_bytes, "
-           "median_us, q1_us, q3_us, samples, launches) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+           "median_us, q1_us, q3_us, samples, launches, passes, spread) "
+           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : rows) {
       s.bind(1, run).bind(2, to_string(r.level)).bind(3, detail::path_name(r.path));
       s.bind(4, detail::layout_name(r.layout)).bind(5, r.bytes).bind(6, r.blocks);
       s.bind(7, r.block_stride_bytes).bind(8, r.median_us).bind(9, r.q1_us).bind(10, r.q3_us);
-      s.bind(11, r.samples).bind(12, r.launches).run();
+      s.bind(11, r.samples).bind(12, r.launches).bind(13, r.passes).bind(14, r.spread).run();
     }
   }
   void put_placements(Id run, std::span<const PairPlacement> rows) {
@@ -443,6 +449,21 @@ struct Store::Impl {
     }
   }
 
+  void put_quality(Id run, const std::optional<RunQuality>& q) {
+    Stmt s(*db,
+           "UPDATE runs SET quality_median = ?, quality_p90 = ?, quality_cells = ?, "
+           "quality_passed = ? WHERE id = ?");
+    if (q) {
+      s.bind(1, q->median_spread).bind(2, q->p90_spread).bind(3, q->cells).bind(4, q->passed ? 1 : 0);
+    } else {
+      s.bind_null(1);
+      s.bind_null(2);
+      s.bind_null(3);
+      s.bind_null(4);
+    }
+    s.bind(5, run).run();
+  }
+
   template <class Row, class Put>
   void add(Id run, std::span<const Row> rows, Put put) {
     require_writable();
@@ -463,6 +484,7 @@ struct Store::Impl {
     s.bind(6, d.run.ended_at.empty() ? now_iso() : d.run.ended_at);
     s.bind(7, to_string(status)).bind(8, d.run.note).run();
     const Id id = db->last_insert_id();
+    put_quality(id, d.run.quality);
     put_p3pc(id, d.p3pc);
     put_placements(id, d.placements);
     put_log3p(id, d.log3p);
@@ -578,6 +600,14 @@ void Store::add_validation(Id run, std::span<const ValidationRecord> rows) {
   impl_->add(run, rows, &Impl::put_validation);
 }
 
+void Store::set_quality(Id run, const std::optional<RunQuality>& quality) {
+  impl_->require_writable();
+  Transaction t(*impl_->db);
+  impl_->require_running(run);
+  impl_->put_quality(run, quality);
+  t.commit();
+}
+
 void Store::finish_run(Id run) {
   impl_->require_writable();
   // One UPDATE guarded by the current status: either the run becomes complete with its
@@ -621,7 +651,8 @@ std::optional<Run> Store::latest_complete_run(std::string_view machine_name,
                                               std::optional<std::string_view> tool) const {
   Stmt s(*impl_->db,
          "SELECT r.id, r.machine_id, r.tool, r.tool_version, r.config, r.started_at, r.ended_at, "
-         "r.status, r.note FROM runs r JOIN machines m ON m.id = r.machine_id "
+         "r.status, r.note, r.quality_median, r.quality_p90, r.quality_cells, r.quality_passed "
+         "FROM runs r JOIN machines m ON m.id = r.machine_id "
          "WHERE m.name = ?1 AND r.status = 'complete' AND (?2 IS NULL OR r.tool = ?2) "
          "ORDER BY r.id DESC LIMIT 1");
   s.bind(1, machine_name);
@@ -631,6 +662,12 @@ std::optional<Run> Store::latest_complete_run(std::string_view machine_name,
     s.bind_null(2);
   if (!s.step()) return std::nullopt;
   return read_run(s);
+}
+
+std::int64_t Store::count_p3pc(Id run) const {
+  Stmt s(*impl_->db, "SELECT COUNT(*) FROM p3pc WHERE run_id = ?");
+  s.bind(1, run);
+  return s.step() ? s.col_int(0) : 0;
 }
 
 RunData Store::load_run(Id run) const {
@@ -643,7 +680,7 @@ RunData Store::load_run(Id run) const {
   {
     Stmt s(db,
            "SELECT level, path, layout, bytes, blocks, block_stride_bytes, median_us, q1_us, "
-           "q3_us, samples, launches FROM p3pc WHERE run_id = ? "
+           "q3_us, samples, launches, passes, spread FROM p3pc WHERE run_id = ? "
            "ORDER BY level, path, layout, blocks, block_stride_bytes, bytes");
     s.bind(1, run);
     while (s.step()) {
@@ -659,6 +696,8 @@ RunData Store::load_run(Id run) const {
       x.q3_us = s.col_opt_double(8);
       x.samples = static_cast<int>(s.col_int(9));
       x.launches = static_cast<int>(s.col_int(10));
+      x.passes = static_cast<int>(s.col_int(11));
+      x.spread = s.col_opt_double(12);
       d.p3pc.push_back(x);
     }
   }

@@ -62,6 +62,8 @@ void check_p3pc_sample(const P3pcSample& s, const FieldCheck& at) {
   at.measured(s.q3_us, "q3_us");
   at.count(s.samples, "samples", 0);
   at.count(s.launches, "launches", 0);
+  at.count(s.passes, "passes", 0);
+  at.measured(s.spread, "spread");
 }
 
 void require_complete_p3pc(std::span<const P3pcSample> samples, Level level,
@@ -92,6 +94,12 @@ void check_records(const RunData& d, const std::string& run) {
   auto at = [&](const char* kind, std::size_t j) {
     return FieldCheck(run + "." + kind + "[" + std::to_string(j) + "]");
   };
+  if (d.run.quality) {
+    const FieldCheck q(run + ".quality");
+    q.measured(d.run.quality->median_spread, "median_spread");
+    q.measured(d.run.quality->p90_spread, "p90_spread");
+    q.count(d.run.quality->cells, "cells", 0);
+  }
   std::set<std::tuple<Level, Path, Layout, std::int64_t, int, std::int64_t>> keys;
   for (std::size_t j = 0; j < d.p3pc.size(); ++j) {
     const auto& s = d.p3pc[j];

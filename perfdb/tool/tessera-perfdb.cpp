@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <cerrno>
@@ -21,6 +22,7 @@
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/interchange.hpp"
+#include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
 
 #ifndef TESSERA_VERSION
@@ -80,18 +82,23 @@ std::string size_label(std::int64_t bytes) {
   return std::to_string(floats);
 }
 
+// Characters of UTF-8 text (the spread's "±" is two bytes, one column).
+std::size_t columns(const std::string& s) {
+  return std::size_t(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
 // Print rows as aligned columns: first column left-aligned, the rest right-aligned.
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width;
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], r[i].size());
+      width[i] = std::max(width[i], columns(r[i]));
     }
   for (const auto& r : rows) {
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {
-      const std::string pad(width[i] - r[i].size(), ' ');
+      const std::string pad(width[i] - columns(r[i]), ' ');
       if (i == 0)
         line += r[i] + pad;
       else
@@ -103,6 +110,14 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
 }
 
 std::string opt_text(const std::optional<double>& v) { return v ? fmt_us(*v) : "-"; }
+
+// A cell's spread over its passes (max / min - 1 of the pass medians) as "±2.1%".
+std::string spread_text(const std::optional<double>& v) {
+  if (!v) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " \u00b1%.1f%%", 100 * *v);
+  return buf;
+}
 
 std::string name_of(Path p) {
   static const char* n[] = {"send", "recv", "full"};
@@ -119,11 +134,12 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
     if (view.empty()) continue;
     std::set<std::int64_t> sizes;
     std::map<std::pair<Path, Layout>, std::map<std::int64_t, P3pcSample>> cell;
-    bool spread = false;
+    bool spread = false, passes = false;
     for (const auto& s : view) {
       sizes.insert(s.bytes);
       cell[{s.path, s.layout}][s.bytes] = s;
       spread = spread || (s.q1_us && s.q3_us);
+      passes = passes || s.spread.has_value();
     }
     auto table = [&](bool quartiles) {
       std::vector<std::vector<std::string>> rows;
@@ -141,7 +157,7 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
             if (!s)
               row.push_back("-");
             else if (!quartiles)
-              row.push_back(fmt_us(s->median_us));
+              row.push_back(fmt_us(s->median_us) + spread_text(s->spread));
             else if (s->q1_us && s->q3_us)
               row.push_back(fmt_us(*s->q1_us) + ".." + fmt_us(*s->q3_us));
             else
@@ -152,7 +168,8 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
       print_table(out, rows);
     };
     out << "\nP-3PC benchmarking results, " << to_string(level)
-        << "-node (in us; median; m in floats, K = 1024)\n";
+        << "-node (in us; median" << (passes ? " of pass medians ±spread (max/min - 1 of the passes)" : "")
+        << "; m in floats, K = 1024)\n";
     table(false);
     if (spread) {
       out << "\nP-3PC spread, " << to_string(level) << "-node (first..third quartile, us)\n";
@@ -161,8 +178,8 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
   }
   // Samples the Table-1 view leaves out (other block counts or strides, odd sizes).
   std::vector<std::vector<std::string>> rows{{"level", "path", "layout", "bytes", "blocks",
-                                              "stride_B", "median_us", "q1_us", "q3_us", "samples",
-                                              "launches"}};
+                                              "stride_B", "median_us", "spread", "q1_us", "q3_us",
+                                              "samples", "passes"}};
   for (Level level : {Level::intra, Level::inter}) {
     const auto view = csv_view(all, level);
     for (const auto& s : all) {
@@ -174,8 +191,9 @@ void show_p3pc(std::ostream& out, const std::vector<P3pcSample>& all) {
       if (shown) continue;
       rows.push_back({std::string(to_string(s.level)), name_of(s.path), name_of(s.layout),
                       std::to_string(s.bytes), std::to_string(s.blocks),
-                      std::to_string(s.block_stride_bytes), fmt_us(s.median_us), opt_text(s.q1_us),
-                      opt_text(s.q3_us), std::to_string(s.samples), std::to_string(s.launches)});
+                      std::to_string(s.block_stride_bytes), fmt_us(s.median_us),
+                      s.spread ? spread_text(s.spread).substr(1) : "-", opt_text(s.q1_us),
+                      opt_text(s.q3_us), std::to_string(s.samples), std::to_string(s.passes)});
     }
   }
   if (rows.size() > 1) {
@@ -195,6 +213,12 @@ void show_run(std::ostream& out, const RunData& d) {
       << m.ranks_per_node << " ranks/node, " << m.nodes << " nodes"
       << (m.source.empty() ? "" : ", source " + m.source) << "\n";
   if (!d.run.note.empty()) out << "Note: " << d.run.note << "\n";
+  if (!d.p3pc.empty()) {
+    const QualityThresholds t;
+    out << "Quality: " << describe_quality(d.run.quality) << " (P-3PC spread of pass medians, paper-shape cells >= "
+        << t.min_us << " us; passes at median <= " << 100 * t.median << " %, p90 <= " << 100 * t.p90
+        << " %; library-shaped cells are not judged)\n";
+  }
   if (d.run.config != "{}" && !d.run.config.empty()) out << "Config: " << d.run.config << "\n";
   show_p3pc(out, d.p3pc);
   if (!d.placements.empty()) {
@@ -398,6 +422,15 @@ Store open_existing_for_writing(const fs::path& path) {
   return Store(path, Store::Mode::read_write);
 }
 
+// "pass 2.1%/7.9%" (median / p90 spread), "fail ...", or "-" when not recorded.
+std::string quality_column(const std::optional<RunQuality>& q) {
+  if (!q) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s %.1f%%/%.1f%%", q->passed ? "pass" : "fail", 100 * q->median_spread,
+                100 * q->p90_spread);
+  return buf;
+}
+
 int cmd_list(const Options& o, const fs::path& db) {
   Store store = open_for_reading(db);
   std::cout << "Database " << store.path().string() << "\n\nMachines\n";
@@ -417,13 +450,13 @@ int cmd_list(const Options& o, const fs::path& db) {
   print_table(std::cout, rows);
   std::cout << "\nRuns\n";
   std::vector<std::vector<std::string>> runs{
-      {"id", "machine", "tool", "version", "status", "started", "ended", "note"}};
+      {"id", "machine", "tool", "version", "status", "quality", "started", "ended", "note"}};
   std::map<Id, std::string> name;
   for (const auto& m : machines) name[m.id] = m.name;
   for (const auto& m : machines)
     for (const auto& r : store.list_runs(m.id))
       runs.push_back({std::to_string(r.id), name[r.machine_id], r.tool, r.tool_version,
-                      std::string(to_string(r.status)), r.started_at,
+                      std::string(to_string(r.status)), quality_column(r.quality), r.started_at,
                       r.ended_at.empty() ? "-" : r.ended_at, r.note});
   print_table(std::cout, runs);
   return 0;

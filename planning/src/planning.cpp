@@ -7,6 +7,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/perfdb/interchange.hpp"
+#include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
 
 namespace tessera::planning {
@@ -135,9 +136,10 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
 }
 
 struct Found {
-  std::optional<perfdb::RunData> comm;     // newest complete run with P-3PC samples
+  std::optional<perfdb::RunData> comm;     // the complete P-3PC run perfdb::choose_run picks
   std::optional<perfdb::RunData> compute;  // newest complete run with compute costs
   perfdb::Machine machine;
+  std::string comm_note;  // which run serves P-3PC and its quality (one line)
 };
 
 std::optional<Found> find_in_store(const perfdb::Store& store, const std::string& name) {
@@ -146,11 +148,27 @@ std::optional<Found> find_in_store(const perfdb::Store& store, const std::string
   Found f;
   f.machine = *machine;
   auto runs = store.list_runs(machine->id);
-  for (auto it = runs.rbegin(); it != runs.rend() && (!f.comm || !f.compute); ++it) {
+  // P-3PC: the newest complete run whose repeatability quality passes, else the newest.
+  std::vector<perfdb::RunChoiceCandidate> candidates;
+  for (const auto& r : runs)
+    if (r.status == perfdb::RunStatus::complete && store.count_p3pc(r.id) > 0)
+      candidates.push_back({r.id, r.quality});
+  if (!candidates.empty()) {
+    const auto choice = perfdb::choose_run(candidates, name);
+    f.comm = store.load_run(choice.id);
+    f.comm_note = !choice.fallback_note.empty()
+                      ? choice.fallback_note
+                      : "P-3PC parameters from run " + std::to_string(choice.id) + " (quality " +
+                            perfdb::describe_quality(f.comm->run.quality) + ")";
+  }
+  for (auto it = runs.rbegin(); it != runs.rend() && !f.compute; ++it) {
     if (it->status != perfdb::RunStatus::complete) continue;
+    if (f.comm && it->id == f.comm->run.id) {
+      if (!f.comm->compute.empty()) f.compute = f.comm;
+      continue;
+    }
     auto data = store.load_run(it->id);
-    if (!f.comm && !data.p3pc.empty()) f.comm = data;
-    if (!f.compute && !data.compute.empty()) f.compute = std::move(data);
+    if (!data.compute.empty()) f.compute = std::move(data);
   }
   return f;
 }
@@ -225,6 +243,9 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
       m.placement.ranks_per_node = 1;
     m.placement.cores_per_node = std::max(0, found->machine.cores);
     out.origin = describe_run(db, found->comm->run);
+    out.p3pc_run = found->comm->run.id;
+    out.p3pc_quality = found->comm->run.quality;
+    out.notes.push_back(found->comm_note);
     for (Level lv : {Level::intra, Level::inter})
       if (!m.p3pc[int(lv)].empty() && !m.p3pc[int(lv)].complete())
         out.notes.push_back("machine '" + name + "': the " + std::string(to_string(lv)) +

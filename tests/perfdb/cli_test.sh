@@ -57,6 +57,34 @@ show_table)
   "$tool" --perfdb a.sqlite list >list.txt || fail "list"
   grep -q "das" list.txt && grep -q "complete" list.txt || fail "list content"
   ;;
+show_quality)
+  # A run without recorded quality (a CSV import) says so; one with spreads and quality
+  # (here edited into a JSON export) shows each cell's spread and the verdict, and
+  # `list` has a quality column.
+  "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
+    fail "import"
+  "$tool" --perfdb a.sqlite show >plain.txt || fail "show"
+  grep -q "^Quality: not recorded" plain.txt || fail "no 'Quality: not recorded': $(cat plain.txt)"
+  grep -q "±" plain.txt && fail "spread shown without passes"
+  "$tool" --perfdb a.sqlite export --json >a.json || fail "export json"
+  grep -q '"quality": null' a.json || fail "no null quality in the export"
+  grep -q '"spread": null' a.json || fail "no null spread in the export"
+  sed -e 's/"quality": null/"quality": {"median_spread": 0.021, "p90_spread": 0.074, "cells": 48, "passed": true}/' \
+      -e 's/"spread": null/"spread": 0.0345/' -e 's/"passes": 0/"passes": 3/' a.json >q.json
+  "$tool" --perfdb a.sqlite import --json q.json --machine das-q 2>/dev/null || fail "import json with quality"
+  "$tool" --perfdb a.sqlite show --machine das-q >q.txt || fail "show quality"
+  grep -q "^Quality: median 2.1 % p90 7.4 % over 48 cells: pass" q.txt || fail "quality line: $(grep Quality q.txt)"
+  grep -Eq "^T_send,cc\(m\) +5\.98 ±3\.5% +61\.72 ±3\.5% +4355\.45 ±3\.5%" q.txt ||
+    fail "T_send,cc row with spreads: $(grep T_send,cc q.txt)"
+  [[ $(grep -c "^T_" q.txt) -eq 12 ]] || fail "expected 12 rows"
+  "$tool" --perfdb a.sqlite list >list.txt || fail "list"
+  grep -q "quality" list.txt || fail "no quality column: $(cat list.txt)"
+  grep -Eq "das-q .* complete +pass 2\.1%/7\.4%" list.txt || fail "quality of das-q: $(cat list.txt)"
+  grep -Eq "^ *1 +das .* complete +- " list.txt || fail "das without quality: $(cat list.txt)"
+  # The JSON round trip keeps spread and quality.
+  "$tool" --perfdb a.sqlite export --json --machine das-q >back.json || fail "export das-q"
+  grep -q '"spread": 0.0345' back.json && grep -q '"passed": true' back.json || fail "spread/quality lost"
+  ;;
 json_roundtrip)
   "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
     fail "import"

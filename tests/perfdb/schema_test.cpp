@@ -3,6 +3,8 @@
 #include "schema.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sqlite3.h>
 
 #include "sqlite.hpp"
@@ -167,6 +169,61 @@ TEST(PerfdbSchema, MigratesVersion2ComputeRowsWithoutSigmaOrThreads) {
   s.add_compute(run, test::sample_run_data().compute);
   s.finish_run(run);
   EXPECT_TRUE(s.load_run(run).compute == test::sample_run_data().compute);
+}
+
+// A real database written by `mpirun -n 2 tessera-bench --quick` at schema 3 (commit
+// c62e434, before --repeats): migrated in place, its cells keep their medians and read
+// back as one pass without spread, its run without quality.
+TEST(PerfdbSchema, MigratesARealVersion3BenchDatabase) {
+  TempDir dir;
+  const auto path = dir / "v3.sqlite";
+  std::filesystem::copy_file(std::filesystem::path(TESSERA_PERFDB_TEST_DATA) / "v3-bench-quick.sqlite", path);
+  ASSERT_EQ(pragma(path, "PRAGMA user_version"), 3);
+  const auto before_rows = pragma(path, "SELECT COUNT(*) FROM p3pc");
+  const auto before_sum = pragma(path, "SELECT CAST(SUM(median_us) * 1000 AS INTEGER) FROM p3pc");
+  ASSERT_GT(before_rows, 100);
+  expect_refused_unchanged(path, "schema version 3, older than this build's", Store::Mode::read_only);
+  {
+    Store w(path);  // a read-write open migrates
+  }
+  EXPECT_EQ(pragma(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(pragma(path, "SELECT COUNT(*) FROM p3pc"), before_rows);
+  EXPECT_EQ(pragma(path, "SELECT CAST(SUM(median_us) * 1000 AS INTEGER) FROM p3pc"), before_sum);
+  Store s(path, Store::Mode::read_only);
+  const auto machine = s.find_machine("v3-box");
+  ASSERT_TRUE(machine);
+  const auto run = s.latest_complete_run("v3-box", "tessera-bench");
+  ASSERT_TRUE(run);
+  EXPECT_FALSE(run->quality);
+  const RunData d = s.load_run(run->id);
+  ASSERT_EQ(std::int64_t(d.p3pc.size()), before_rows);
+  EXPECT_EQ(s.count_p3pc(run->id), before_rows);
+  for (const auto& x : d.p3pc) {
+    EXPECT_EQ(x.passes, 0);
+    EXPECT_FALSE(x.spread);
+  }
+  EXPECT_FALSE(d.compute.empty());
+}
+
+TEST(PerfdbSchema, MigratedVersion3FileTakesVersion4Records) {
+  TempDir dir;
+  const auto path = dir / "v3.sqlite";
+  std::filesystem::copy_file(std::filesystem::path(TESSERA_PERFDB_TEST_DATA) / "v3-bench-quick.sqlite", path);
+  Store s(path);
+  const auto machine = s.find_machine("v3-box");
+  ASSERT_TRUE(machine);
+  const auto d = test::sample_run_data();
+  const Id run = s.begin_run(machine->id, "tessera-bench", "0.1.0", "{}");
+  s.add_p3pc(run, d.p3pc);
+  s.set_quality(run, d.run.quality);
+  s.finish_run(run);
+  const RunData back = s.load_run(run);
+  ASSERT_EQ(back.p3pc.size(), d.p3pc.size());
+  for (const auto& x : d.p3pc)
+    EXPECT_NE(std::find(back.p3pc.begin(), back.p3pc.end(), x), back.p3pc.end()) << x.bytes;
+  EXPECT_EQ(back.run.quality, d.run.quality);
+  // Quality is written to a running run only.
+  EXPECT_THROW(s.set_quality(run, std::nullopt), InvalidArgument);
 }
 
 TEST(PerfdbSchema, RefusesNewerSchema) {

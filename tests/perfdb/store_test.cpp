@@ -40,6 +40,7 @@ Id add_complete_run(Store& s, Id machine, const RunData& d) {
   s.add_loggp(run, d.loggp);
   s.add_compute(run, d.compute);
   s.add_validation(run, d.validation);
+  s.set_quality(run, d.run.quality);
   s.finish_run(run);
   return run;
 }
@@ -65,6 +66,7 @@ TEST(PerfdbStore, RoundTripsEveryRecordKindAcrossReopen) {
   EXPECT_FALSE(back.run.started_at.empty());
   EXPECT_FALSE(back.run.ended_at.empty());
   EXPECT_LE(back.run.started_at, back.run.ended_at);
+  EXPECT_EQ(back.run.quality, d.run.quality);
   const Machine m = back.machine;
   EXPECT_EQ(m.name, "testbox");
   EXPECT_EQ(m.hostname, "node001");

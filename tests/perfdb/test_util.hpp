@@ -21,7 +21,8 @@ inline bool operator==(const P3pcSample& a, const P3pcSample& b) {
   return a.level == b.level && a.path == b.path && a.layout == b.layout && a.bytes == b.bytes &&
          a.blocks == b.blocks && a.block_stride_bytes == b.block_stride_bytes &&
          a.median_us == b.median_us && a.q1_us == b.q1_us && a.q3_us == b.q3_us &&
-         a.samples == b.samples && a.launches == b.launches;
+         a.samples == b.samples && a.launches == b.launches && a.passes == b.passes &&
+         a.spread == b.spread;
 }
 inline bool operator==(const PairPlacement& a, const PairPlacement& b) {
   return a.rank_a == b.rank_a && a.rank_b == b.rank_b && a.level == b.level;
@@ -62,6 +63,7 @@ inline void expect_same_records(const RunData& a, const RunData& b) {
   EXPECT_TRUE(a.loggp == b.loggp);
   EXPECT_TRUE(a.compute == b.compute);
   EXPECT_TRUE(a.validation == b.validation);
+  EXPECT_EQ(a.run.quality, b.run.quality);
 }
 
 namespace test {
@@ -100,11 +102,13 @@ inline void write_bytes(const std::filesystem::path& p, const std::string& bytes
 inline RunData sample_run_data() {
   RunData d;
   d.p3pc = {
-      {Level::intra, Path::send, Layout::cc, 0, 1, 0, 1.25, 1.0, 1.5, 100, 3},
-      {Level::intra, Path::full, Layout::nn, 4096, 100, 0, 42.5, std::nullopt, std::nullopt, 0, 0},
+      {Level::intra, Path::send, Layout::cc, 0, 1, 0, 1.25, 1.0, 1.5, 100, 3, 3, 0.0425},
+      {Level::intra, Path::full, Layout::nn, 4096, 100, 0, 42.5, std::nullopt, std::nullopt, 0, 0, 0,
+       std::nullopt},
       {Level::inter, Path::recv, Layout::cn, 409600, 100, 8192, 1234.5678901234567, 1200.0, 1250.0,
-       50, 2},
+       50, 2, 1, std::nullopt},
   };
+  d.run.quality = RunQuality{0.0215, 0.0875, 24, true};
   d.placements = {{0, 1, Level::intra}, {0, 2, Level::inter}};
   d.log3p = {{Level::intra, "T_mem", 1024, 0, 0.5, 0.4, 0.6},
              {Level::inter, "o_net", 0, 0, 2.0, std::nullopt, std::nullopt}};

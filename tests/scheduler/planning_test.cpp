@@ -272,3 +272,96 @@ TEST(Planning, BadRequestsAreCallerErrors) {
   req.procs = 0;
   EXPECT_THROW(planning::plan_for(req, m), InvalidArgument);
 }
+
+namespace {
+
+// A complete tessera-bench run of `machine` whose P-3PC curves are `scale` times the
+// base ones, with a recorded quality (nullopt: a run written before quality existed).
+perfdb::Id add_p3pc_run(perfdb::Store& store, perfdb::Id machine, double scale,
+                        std::optional<perfdb::RunQuality> quality) {
+  const auto run = store.begin_run(machine, "tessera-bench", "test", "{}");
+  store.add_p3pc(run, samples(perfdb::Level::inter, scale));
+  store.set_quality(run, quality);
+  store.finish_run(run);
+  return run;
+}
+
+perfdb::Id make_machine(perfdb::Store& store, const std::string& name) {
+  perfdb::Machine m;
+  m.name = name;
+  return store.find_or_create_machine(m).id;
+}
+
+double full_nn_at_4096(const planning::LoadedMachine& m) {
+  return m.params.p3pc[int(scheduler::Level::inter)].curve(Path::full, Layout::nn)(4096);
+}
+
+const perfdb::RunQuality kPass{0.02, 0.08, 60, true};
+const perfdb::RunQuality kFail{0.09, 0.30, 60, false};
+
+bool has_note(const planning::LoadedMachine& m, const std::string& words) {
+  for (const auto& n : m.notes)
+    if (n.find(words) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(PlanningRunChoice, NewestRunWhoseQualityPasses) {
+  TempDb db;
+  perfdb::Id passing = 0;
+  {
+    perfdb::Store store(db.path);
+    const auto m = make_machine(store, "box");
+    add_p3pc_run(store, m, 1.0, kPass);
+    passing = add_p3pc_run(store, m, 2.0, kPass);
+    add_p3pc_run(store, m, 3.0, kFail);
+    add_p3pc_run(store, m, 4.0, std::nullopt);
+    // A newer complete run without P-3PC samples (e.g. tessera-validate) is no candidate.
+    const auto v = store.begin_run(m, "tessera-validate", "test", "{}");
+    store.finish_run(v);
+  }
+  const auto m = planning::load_machine(db.path.string(), std::string("box"));
+  EXPECT_EQ(m.p3pc_run, passing);
+  EXPECT_EQ(m.p3pc_quality, kPass);
+  EXPECT_NEAR(full_nn_at_4096(m), 2.0 * (3 + 0.002 * 4096), 1e-9);
+  EXPECT_TRUE(has_note(m, "P-3PC parameters from run " + std::to_string(passing)));
+  EXPECT_FALSE(has_note(m, "no run of machine"));
+  EXPECT_NE(m.origin.find("run " + std::to_string(passing)), std::string::npos) << m.origin;
+}
+
+TEST(PlanningRunChoice, NoPassingRunFallsBackToTheNewestWithANote) {
+  TempDb db;
+  perfdb::Id newest = 0;
+  {
+    perfdb::Store store(db.path);
+    const auto m = make_machine(store, "box");
+    add_p3pc_run(store, m, 1.0, kFail);
+    newest = add_p3pc_run(store, m, 2.0, kFail);
+    // A newer run that failed (incomplete) never serves.
+    const auto broken = store.begin_run(m, "tessera-bench", "test", "{}");
+    store.add_p3pc(broken, samples(perfdb::Level::inter, 9.0));
+    store.mark_failed(broken, "test");
+  }
+  const auto m = planning::load_machine(db.path.string(), std::string("box"));
+  EXPECT_EQ(m.p3pc_run, newest);
+  EXPECT_NEAR(full_nn_at_4096(m), 2.0 * (3 + 0.002 * 4096), 1e-9);
+  EXPECT_TRUE(has_note(m, "passes the P-3PC repeatability quality; using the newest, run " +
+                              std::to_string(newest)));
+  EXPECT_TRUE(has_note(m, "fail"));
+}
+
+TEST(PlanningRunChoice, LegacyRunsWithoutQuality) {
+  TempDb db;
+  perfdb::Id newest = 0;
+  {
+    perfdb::Store store(db.path);
+    const auto m = make_machine(store, "box");
+    add_p3pc_run(store, m, 1.0, std::nullopt);
+    newest = add_p3pc_run(store, m, 2.0, std::nullopt);
+  }
+  const auto m = planning::load_machine(db.path.string(), std::string("box"));
+  EXPECT_EQ(m.p3pc_run, newest);
+  EXPECT_FALSE(m.p3pc_quality);
+  EXPECT_TRUE(has_note(m, "quality not recorded"));
+}

@@ -51,6 +51,17 @@ struct Machine {
 /// Local.
 Machine local_machine();
 
+/// Repeatability of a run's P-3PC table (tessera/perfdb/quality.hpp): median and 90th
+/// percentile of the spreads (max / min - 1 of pass medians, fractions) of the cells
+/// it is judged on, their count, and whether both are within the thresholds.
+struct RunQuality {
+  double median_spread = 0;
+  double p90_spread = 0;
+  int cells = 0;
+  bool passed = false;
+  friend bool operator==(const RunQuality&, const RunQuality&) = default;
+};
+
 /// One benchmark (or import, or validation) session. Times are ISO-8601 UTC text
 /// ("2026-11-21T09:55:00.123456Z") set by the Store; `ended_at` is empty while running.
 struct Run {
@@ -63,6 +74,9 @@ struct Run {
   std::string ended_at;
   RunStatus status = RunStatus::running;
   std::string note;  ///< why a run failed, where an import came from, ...
+  /// P-3PC repeatability (schema 4); nullopt for runs written before, single-pass runs
+  /// and runs without P-3PC samples.
+  std::optional<RunQuality> quality;
 };
 
 /// One P-3PC measurement T_{path,layout}(bytes): a total time, constant included
@@ -79,6 +93,9 @@ struct P3pcSample {
   std::optional<double> q3_us;  ///< third quartile, if measured
   int samples = 0;              ///< timed repetitions behind the median (0 = unknown)
   int launches = 0;             ///< independent launches pooled (0 = unknown)
+  int passes = 0;               ///< measurement passes combined (schema 4; 0 = unknown)
+  /// max / min - 1 of the pass medians (fraction); nullopt with fewer than 2 passes.
+  std::optional<double> spread;
 };
 
 /// Whether ranks a and b of the measurement job shared a node.

@@ -19,7 +19,7 @@
 namespace tessera::perfdb {
 
 /// Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// The per-user default database path: $TESSERA_PERFDB if set and non-empty, else
 /// $XDG_DATA_HOME/tessera/perfdb.sqlite, else $HOME/.local/share/tessera/perfdb.sqlite,
@@ -87,6 +87,9 @@ class Store {
   void add_loggp(Id run, std::span<const LoggpRange> rows);
   void add_compute(Id run, std::span<const ComputeCost> rows);
   void add_validation(Id run, std::span<const ValidationRecord> rows);
+  /// Record the quality of a running run's P-3PC table (nullopt clears it), in one
+  /// statement. Throws InvalidArgument if the run is not `running`.
+  void set_quality(Id run, const std::optional<RunQuality>& quality);
   /// Mark a running run complete (ended_at = now) in one atomic statement.
   /// Throws InvalidArgument if the run is not `running`.
   void finish_run(Id run);
@@ -101,6 +104,8 @@ class Store {
   /// (e.g. "tessera-bench"); nullopt if none.
   std::optional<Run> latest_complete_run(std::string_view machine_name,
                                          std::optional<std::string_view> tool = std::nullopt) const;
+  /// Number of P-3PC samples stored for a run (0 for an unknown run).
+  std::int64_t count_p3pc(Id run) const;
   /// Everything stored for a run (any status). Throws InvalidArgument if unknown.
   RunData load_run(Id run) const;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/gaussian.hpp"
+#include "tessera/perfdb/records.hpp"
 #include "tessera/plan.hpp"
 #include "tessera/scheduler/machine.hpp"
 #include "tessera/scheduler/search.hpp"
@@ -22,11 +23,17 @@ struct LoadedMachine {
   /// "measured", "borrowed from this machine (NAME)" or "unpriced".
   std::string compute_source = "unpriced";
   std::vector<std::string> notes;  ///< user-facing remarks (for stderr)
+  /// The perfdb run the P-3PC tables (and log3P / LogGP) come from; 0 = not a perfdb run.
+  std::int64_t p3pc_run = 0;
+  /// That run's repeatability quality (nullopt: not recorded).
+  std::optional<perfdb::RunQuality> p3pc_quality;
 };
 
 /// Loads `machine` (default: this host, perfdb::local_machine().name) from the perfdb at
 /// perfdb::resolve_perfdb_path(perfdb), opened read-only: P-3PC tables from the newest
-/// complete run that has P-3PC samples, log3P / LogGP parameters from that run, compute
+/// complete run with P-3PC samples whose repeatability quality passes, else from the
+/// newest such run with a note saying so (perfdb::choose_run; a note names the run
+/// either way), log3P / LogGP parameters from that run, compute
 /// costs from the newest complete run that has them. A machine without compute costs
 /// borrows this host's when it has some (noted).
 /// Never a silent fallback: a database that is named (`perfdb`, or $TESSERA_PERFDB) but

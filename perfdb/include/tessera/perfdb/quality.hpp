@@ -1,0 +1,79 @@
+#pragma once
+// Repeatability of a P-3PC run: combining separate measurement passes into one table,
+// each cell's spread, and the run's quality verdict. Pure (no SQL, no MPI), local.
+//
+// A pass visits every cell once through (tessera-bench --repeats K runs K passes).
+// A cell's stored median is the median of its pass medians; its spread is
+// max / min - 1 of the pass medians (0.05 = the slowest pass was 5 % above the
+// fastest). A run's quality is the median and 90th percentile of the spreads of its
+// judged cells (is_judged_cell), checked against QualityThresholds.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/perfdb/records.hpp"
+
+namespace tessera::perfdb {
+
+/// Issue 12's repeatability goal: median cell spread <= 5 %, 90 % of cells <= 12 %.
+struct QualityThresholds {
+  double median = 0.05;  ///< largest median spread that passes (fraction)
+  double p90 = 0.12;     ///< largest 90th-percentile spread that passes (fraction)
+  double min_us = 1.0;   ///< cells with a smaller median are not judged (timer grain)
+};
+
+/// max / min - 1 of `values`; nullopt with fewer than 2 values or a non-positive min.
+std::optional<double> spread_of(std::span<const double> values);
+
+/// True for a cell the run's quality is judged on: the paper's shape (cc, or the
+/// default 100-block spacing: block_stride_bytes == 0), measured in at least two
+/// passes (spread known), median >= t.min_us. Library-shaped cells (tile rows at their
+/// real stride, contiguous rows sent once per visit) are single samples after a
+/// barrier on purpose, so their pass medians carry the barrier skew and cache state
+/// the library meets; they are reported but not judged.
+bool is_judged_cell(const P3pcSample& s, const QualityThresholds& t = {});
+
+/// Median and 90th percentile (nearest rank) of the judged cells' spreads, and the
+/// verdict. nullopt when no cell is judged (a single pass, or a legacy run).
+std::optional<RunQuality> compute_quality(std::span<const P3pcSample> samples,
+                                          const QualityThresholds& t = {});
+
+/// Combines passes of the same cells into one table: per cell (level, path, layout,
+/// bytes, blocks, stride) the median of the pass medians (mean of the middle two for an
+/// even count), the median of the pass quartiles, the summed sample counts, `passes`
+/// and `spread`. A cell missing from some passes is combined over the passes that have
+/// it. Order: the first pass's, then cells only later passes have.
+std::vector<P3pcSample> combine_passes(std::span<const std::vector<P3pcSample>> passes);
+
+/// Passes that deviate systematically from the others: for pass i, the median over its
+/// cells (judged by is_judged_cell's shape and size rules) of pass_i / median(other
+/// passes) - 1; a pass whose |deviation| exceeds `limit` is disturbed. Needs >= 3
+/// passes (with two there is no majority to trust); returns the indices, ascending.
+std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample>> passes,
+                                          double limit = 0.05, const QualityThresholds& t = {});
+
+/// "median 2.1 % p90 7.9 % over 48 cells: pass" (or "not recorded"). Local.
+std::string describe_quality(const std::optional<RunQuality>& q);
+
+/// A run the planner may use: its id (higher = newer) and recorded quality.
+struct RunChoiceCandidate {
+  Id id = 0;
+  std::optional<RunQuality> quality;
+};
+
+/// Which run planning uses and why.
+struct RunChoice {
+  Id id = 0;
+  /// One line for stderr when the choice is a fallback (empty otherwise), e.g. "no run
+  /// of machine 'box' passes the repeatability quality (run 9: median 7.1 % ...); using
+  /// the newest, run 9".
+  std::string fallback_note;
+};
+
+/// The newest candidate whose quality passes; if none passes, the newest candidate,
+/// with a fallback note naming its quality ("not recorded" for runs written before
+/// quality existed, or with a single pass). Precondition: `candidates` not empty.
+RunChoice choose_run(std::span<const RunChoiceCandidate> candidates, const std::string& machine);
+
+}  // namespace tessera::perfdb

@@ -1,0 +1,172 @@
+// Pure repeatability logic: spreads, combining passes, the run's quality verdict,
+// disturbed passes and which run planning uses.
+#include "tessera/perfdb/quality.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tessera::perfdb {
+namespace {
+
+P3pcSample cell(Path p, Layout l, std::int64_t bytes, double median, std::int64_t stride = 0) {
+  P3pcSample s;
+  s.path = p;
+  s.layout = l;
+  s.bytes = bytes;
+  s.blocks = l == Layout::cc ? 1 : 100;
+  s.block_stride_bytes = stride;
+  s.median_us = median;
+  s.q1_us = median * 0.9;
+  s.q3_us = median * 1.1;
+  s.samples = 7;
+  s.launches = 1;
+  return s;
+}
+
+P3pcSample with_spread(P3pcSample s, double spread) {
+  s.spread = spread;
+  s.passes = 3;
+  return s;
+}
+
+TEST(Spread, MaxOverMinMinusOne) {
+  const std::vector<double> v{10, 11, 12.5};
+  EXPECT_DOUBLE_EQ(*spread_of(v), 0.25);
+  const std::vector<double> one{3};
+  EXPECT_FALSE(spread_of(one));
+  const std::vector<double> zero{0, 1};
+  EXPECT_FALSE(spread_of(zero));
+}
+
+TEST(CombinePasses, MedianOfPassMediansWithSpreadAndPasses) {
+  std::vector<std::vector<P3pcSample>> passes{
+      {cell(Path::send, Layout::cc, 4096, 10), cell(Path::recv, Layout::nn, 4096, 40)},
+      {cell(Path::send, Layout::cc, 4096, 12), cell(Path::recv, Layout::nn, 4096, 44)},
+      {cell(Path::send, Layout::cc, 4096, 11), cell(Path::recv, Layout::nn, 4096, 42)},
+  };
+  const auto out = combine_passes(passes);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].path, Path::send);
+  EXPECT_DOUBLE_EQ(out[0].median_us, 11);
+  EXPECT_NEAR(*out[0].spread, 0.2, 1e-12);
+  EXPECT_EQ(out[0].passes, 3);
+  EXPECT_EQ(out[0].samples, 21);
+  EXPECT_DOUBLE_EQ(*out[0].q1_us, 11 * 0.9);
+  EXPECT_DOUBLE_EQ(out[1].median_us, 42);
+  EXPECT_NEAR(*out[1].spread, 0.1, 1e-12);
+}
+
+TEST(CombinePasses, EvenCountAveragesMiddleTwoAndKeepsCellsOfSomePasses) {
+  std::vector<std::vector<P3pcSample>> passes{
+      {cell(Path::send, Layout::cc, 0, 2)},
+      {cell(Path::send, Layout::cc, 0, 4), cell(Path::full, Layout::cc, 8, 5)},
+  };
+  const auto out = combine_passes(passes);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_DOUBLE_EQ(out[0].median_us, 3);
+  EXPECT_DOUBLE_EQ(*out[0].spread, 1.0);
+  EXPECT_EQ(out[1].passes, 1);
+  EXPECT_FALSE(out[1].spread);
+}
+
+TEST(CombinePasses, DistinguishesShapesOfTheSameSize) {
+  std::vector<std::vector<P3pcSample>> passes{
+      {cell(Path::send, Layout::nn, 4096, 10), cell(Path::send, Layout::nn, 4096, 20, 2048)},
+      {cell(Path::send, Layout::nn, 4096, 10), cell(Path::send, Layout::nn, 4096, 20, 2048)},
+  };
+  EXPECT_EQ(combine_passes(passes).size(), 2u);
+}
+
+TEST(Quality, JudgesPaperCellsAboveOneMicrosecondOnly) {
+  std::vector<P3pcSample> s;
+  for (double sp : {0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10})
+    s.push_back(with_spread(cell(Path::send, Layout::cc, 4096, 5), sp));
+  // Not judged: below 1 us, library-shaped, no spread (one pass).
+  s.push_back(with_spread(cell(Path::send, Layout::cc, 0, 0.5), 3.0));
+  s.push_back(with_spread(cell(Path::send, Layout::nn, 4096, 50, 8192), 3.0));
+  s.push_back(cell(Path::recv, Layout::cc, 4096, 5));
+  const auto q = compute_quality(s);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->cells, 10);
+  EXPECT_NEAR(q->median_spread, 0.055, 1e-12);
+  EXPECT_DOUBLE_EQ(q->p90_spread, 0.09);
+  EXPECT_FALSE(q->passed);  // median 5.5 % > 5 %
+}
+
+TEST(Quality, PassesAtTheThresholdsAndFailsOnATail) {
+  std::vector<P3pcSample> s;
+  for (int i = 0; i < 9; ++i) s.push_back(with_spread(cell(Path::send, Layout::cc, 4096 * (i + 1), 5), 0.05));
+  s.push_back(with_spread(cell(Path::recv, Layout::cc, 4096, 5), 0.12));
+  auto q = compute_quality(s);
+  ASSERT_TRUE(q);
+  EXPECT_TRUE(q->passed);
+  // Two cells in ten above 12 %: the 90th percentile fails though the median passes.
+  s.push_back(with_spread(cell(Path::recv, Layout::cc, 8192, 5), 0.30));
+  s.push_back(with_spread(cell(Path::recv, Layout::cc, 12288, 5), 0.30));
+  q = compute_quality(s);
+  EXPECT_DOUBLE_EQ(q->median_spread, 0.05);
+  EXPECT_FALSE(q->passed);
+}
+
+TEST(Quality, NothingJudgedIsNotRecorded) {
+  std::vector<P3pcSample> s{cell(Path::send, Layout::cc, 4096, 5)};
+  EXPECT_FALSE(compute_quality(s));
+  EXPECT_EQ(describe_quality(std::nullopt), "not recorded");
+}
+
+TEST(DisturbedPasses, FindsTheSystematicallySlowPass) {
+  std::vector<std::vector<P3pcSample>> passes(4);
+  for (int c = 1; c <= 6; ++c)
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const double base = 10.0 * c * (1 + 0.01 * double(i % 2));
+      passes[i].push_back(cell(Path::send, Layout::cc, 4096 * c, i == 2 ? base * 1.3 : base));
+    }
+  EXPECT_EQ(disturbed_passes(passes), std::vector<std::size_t>{2});
+  passes.pop_back();
+  passes.pop_back();
+  EXPECT_TRUE(disturbed_passes(passes).empty()) << "two passes: no majority";
+}
+
+TEST(DisturbedPasses, OneOutlierCellDoesNotMakeAPassDisturbed) {
+  std::vector<std::vector<P3pcSample>> passes(3);
+  for (int c = 1; c <= 5; ++c)
+    for (std::size_t i = 0; i < passes.size(); ++i)
+      passes[i].push_back(cell(Path::send, Layout::cc, 4096 * c, i == 0 && c == 3 ? 100.0 : 10.0));
+  EXPECT_TRUE(disturbed_passes(passes).empty());
+}
+
+RunQuality quality(bool passed) { return {0.02, passed ? 0.08 : 0.3, 40, passed}; }
+
+TEST(ChooseRun, NewestPassingRun) {
+  std::vector<RunChoiceCandidate> c{{3, quality(true)}, {5, quality(true)}, {7, quality(false)}};
+  const auto r = choose_run(c, "box");
+  EXPECT_EQ(r.id, 5);
+  EXPECT_TRUE(r.fallback_note.empty());
+}
+
+TEST(ChooseRun, FallbackToNewestWithANote) {
+  std::vector<RunChoiceCandidate> c{{3, quality(false)}, {9, quality(false)}, {4, std::nullopt}};
+  const auto r = choose_run(c, "box");
+  EXPECT_EQ(r.id, 9);
+  EXPECT_NE(r.fallback_note.find("run 9"), std::string::npos) << r.fallback_note;
+  EXPECT_NE(r.fallback_note.find("fail"), std::string::npos) << r.fallback_note;
+  EXPECT_NE(r.fallback_note.find("'box'"), std::string::npos) << r.fallback_note;
+  EXPECT_EQ(r.fallback_note.find('\n'), std::string::npos);
+}
+
+TEST(ChooseRun, LegacyRunsWithoutQuality) {
+  // Only legacy runs: the newest, noted as not recorded.
+  std::vector<RunChoiceCandidate> legacy{{1, std::nullopt}, {2, std::nullopt}};
+  auto r = choose_run(legacy, "box");
+  EXPECT_EQ(r.id, 2);
+  EXPECT_NE(r.fallback_note.find("not recorded"), std::string::npos) << r.fallback_note;
+  // A newer legacy run does not beat an older run whose quality passes.
+  std::vector<RunChoiceCandidate> mixed{{1, quality(true)}, {2, std::nullopt}};
+  r = choose_run(mixed, "box");
+  EXPECT_EQ(r.id, 1);
+  EXPECT_TRUE(r.fallback_note.empty());
+}
+
+}  // namespace
+}  // namespace tessera::perfdb
