@@ -1,6 +1,7 @@
 #include "tessera/planning/planning.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -99,14 +100,44 @@ void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
         {double(r.from_bytes), r.L_us, (r.o_s_us + r.o_r_us) / 2, r.g_us, r.G_us_per_byte});
 }
 
+}  // namespace
+
+std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& c) {
+  scheduler::PrimitivePoint p;
+  if (c.operation == perfdb::kComputePixelwise) p.primitive = Primitive::pixelwise;
+  else if (c.operation == perfdb::kComputeSeparable) p.primitive = Primitive::separable;
+  else if (c.operation == perfdb::kComputeNeighbourhood) p.primitive = Primitive::neighbourhood;
+  else if (c.operation == perfdb::kComputeReduction) p.primitive = Primitive::reduction;
+  else return std::nullopt;
+  if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0) ||
+      !std::isfinite(c.ns_per_pixel) || (c.threads && *c.threads < 1))
+    return std::nullopt;
+  if (p.primitive == Primitive::separable && c.axis != "x" && c.axis != "y") return std::nullopt;
+  p.axis = c.axis == "y" ? 1 : 0;
+  p.size = c.taps;
+  p.threads = c.threads.value_or(1);
+  p.tile_width = c.tile_width;
+  p.tile_height = c.tile_height;
+  p.ns_per_pixel = c.ns_per_pixel;
+  return p;
+}
+
+namespace {
+
 // Compute costs of one run. Whole-pipeline rows ("derivatives": compute_derivatives
 // timed per sigma, tile and thread count) price the compute when present; single
 // filter-pass rows, all that runs before schema 3 have, only when there are none.
+// Primitive rows (kComputePixelwise ...) price a program's compute steps.
 scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
   std::vector<scheduler::ComputePoint> passes;
   std::vector<scheduler::PipelinePoint> pipeline;
+  std::vector<scheduler::PrimitivePoint> primitives;
   for (const auto& c : run.compute) {
     if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0)) continue;
+    if (auto p = primitive_point_of(c)) {
+      primitives.push_back(*p);
+      continue;
+    }
     if (c.operation == perfdb::kComputeDerivatives) {
       if (c.threads && *c.threads < 1) continue;
       // No thread count recorded: one thread, as the single-pass benchmark ran.
@@ -120,7 +151,7 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
                       c.operation == perfdb::kComputeFilterOdd});
   }
   if (!pipeline.empty()) passes.clear();
-  return scheduler::ComputeTable(std::move(passes), std::move(pipeline));
+  return scheduler::ComputeTable(std::move(passes), std::move(pipeline), std::move(primitives));
 }
 
 // The library's local copies (operation "copy": rows x floats per row, ns per float),
@@ -160,6 +191,8 @@ std::string describe_run(const std::filesystem::path& db, const perfdb::Run& r) 
 }
 
 }  // namespace
+
+scheduler::ComputeTable compute_table_of(const perfdb::RunData& run) { return compute_of(run); }
 
 const std::string& bundled_default_csv() { return detail::default_machine_csv_text(); }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/gaussian.hpp"
+#include "tessera/perfdb/records.hpp"
 #include "tessera/plan.hpp"
 #include "tessera/scheduler/machine.hpp"
 #include "tessera/scheduler/search.hpp"
@@ -37,6 +38,14 @@ struct LoadedMachine {
 /// saying so and suggesting tessera-bench); another machine then throws InvalidArgument.
 LoadedMachine load_machine(const std::optional<std::string>& perfdb,
                            const std::optional<std::string>& machine);
+
+/// A perfdb primitive row (kComputePixelwise, kComputeSeparable, kComputeNeighbourhood,
+/// kComputeReduction) as the scheduler's point; nullopt for other operations and rows
+/// out of range (skipped as the other compute rows are). Local.
+std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& row);
+/// The compute table planning builds from one run's compute rows: whole-pipeline rows,
+/// else single-pass rows, and primitive rows. Local.
+scheduler::ComputeTable compute_table_of(const perfdb::RunData& run);
 
 /// The bundled default machine (P-3PC paper Table 1, DAS; one rank per node).
 scheduler::MachineParams bundled_default_machine();
