@@ -230,6 +230,7 @@ nlohmann::json to_json(const Candidate& c, ModelKind model) {
             {"exchange", t.exchange},
             {"compute", t.compute},
             {"gather", t.gather},
+            {"reduce", t.reduce},
             {"total", t.total}}}};
 }
 
@@ -254,19 +255,24 @@ nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
 std::string format_table(const SearchResult& r, std::size_t limit) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s %12s\n", "rank", "procs",
-                "grid", "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us",
-                "gather_us", "total_us");
-  out << line;
   const std::size_t n = limit == 0 ? r.ranking.size() : std::min(limit, r.ranking.size());
+  // Programs with global reductions get a column for them; the derivative pipeline none.
+  bool reduces = false;
+  for (std::size_t i = 0; i < n; ++i) reduces = reduces || r.ranking[i].predicted.reduce != 0;
+  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s%s %12s\n", "rank", "procs",
+                "grid", "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us",
+                "gather_us", reduces ? "    reduce_us" : "", "total_us");
+  out << line;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = r.ranking[i];
     const auto& t = c.predicted;
+    char reduce[32] = "";
+    if (reduces) std::snprintf(reduce, sizeof reduce, " %12.1f", t.reduce);
     std::snprintf(
-        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f %12.1f\n", i + 1,
+        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f%s %12.1f\n", i + 1,
         c.plan.procs(), to_string(c.plan.grid).c_str(), std::string(to_string(c.plan.scatter)).c_str(),
         std::string(to_string(c.plan.gather)).c_str(), std::string(to_string(c.plan.exchange)).c_str(),
-        t.scatter, t.exchange, t.compute, t.gather, t.total);
+        t.scatter, t.exchange, t.compute, t.gather, reduce, t.total);
     out << line;
   }
   if (n < r.candidates) out << "... " << r.candidates - n << " more candidates\n";
