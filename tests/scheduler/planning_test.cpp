@@ -272,3 +272,62 @@ TEST(Planning, BadRequestsAreCallerErrors) {
   req.procs = 0;
   EXPECT_THROW(planning::plan_for(req, m), InvalidArgument);
 }
+
+TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
+  TempDb db;
+  perfdb::Id run = 0;
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, "prims", true, false);
+    perfdb::Machine m;
+    m.name = "prims";
+    m.hostname = "prims";
+    const auto stored = store.find_or_create_machine(m);
+    run = store.begin_run(stored.id, "tessera-bench", "test", "{}");
+    std::vector<perfdb::ComputeCost> rows;
+    auto row = [&](const char* op, const char* axis, int taps, int threads, double ns) {
+      perfdb::ComputeCost c;
+      c.operation = op;
+      c.axis = axis;
+      c.taps = taps;
+      c.tile_width = 512;
+      c.tile_height = 64;
+      c.ns_per_pixel = ns;
+      c.q1 = ns * 0.9;
+      c.q3 = ns * 1.1;
+      c.threads = threads;
+      rows.push_back(c);
+    };
+    row(perfdb::kComputePixelwise, "", 1, 1, 0.25);
+    row(perfdb::kComputePixelwise, "", 4, 1, 0.55);
+    row(perfdb::kComputeSeparable, "x", 3, 1, 0.3);
+    row(perfdb::kComputeSeparable, "y", 25, 2, 1.2);
+    row(perfdb::kComputeNeighbourhood, "xy", 5, 1, 2.0);
+    row(perfdb::kComputeReduction, "", 3, 1, 0.7);
+    row(perfdb::kComputeSeparable, "z", 3, 1, 9.0);  // no such axis: skipped
+    row(perfdb::kComputeDerivatives, "xy", 40, 1, 5.0);
+    store.add_compute(run, rows);
+    store.finish_run(run);
+  }
+  perfdb::Store store(db.path, perfdb::Store::Mode::read_only);
+  const perfdb::RunData data = store.load_run(run);
+  const scheduler::ComputeTable t = planning::compute_table_of(data);
+  ASSERT_EQ(t.primitive_points().size(), 6u);
+  EXPECT_TRUE(t.has_pipeline());
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 2, 1, 512, 64), 0.35);  // 0.25 + 0.1 (ops - 1)
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::separable, 0, 3, 1, 512, 64), 0.3);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::separable, 1, 25, 2, 512, 64), 1.2);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::neighbourhood, 0, 5, 1, 512, 64), 2.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::reduction, 0, 3, 1, 512, 64), 0.7);
+  // load_machine reads them too.
+  const auto loaded = planning::load_machine(db.path.string(), std::string("prims"));
+  EXPECT_TRUE(loaded.params.compute.has_primitive(Primitive::neighbourhood));
+  EXPECT_EQ(loaded.params.compute.primitive_points().size(), 6u);
+  // Rows of other operations are not primitives.
+  perfdb::ComputeCost filter;
+  filter.operation = perfdb::kComputeFilter;
+  filter.axis = "x";
+  filter.taps = 7;
+  filter.tile_width = filter.tile_height = 64;
+  EXPECT_FALSE(planning::primitive_point_of(filter));
+}
