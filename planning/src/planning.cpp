@@ -298,12 +298,15 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
 }
 
 PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
-  validate(request.options);
-  if (request.width < 1 || request.height < 1)
-    throw InvalidArgument("image size " + std::to_string(request.width) + "x" +
-                          std::to_string(request.height) + " must be at least 1x1");
+  const int width = request.program ? request.program->width : request.width;
+  const int height = request.program ? request.program->height : request.height;
+  if (!request.program) validate(request.options);
+  if (width < 1 || height < 1)
+    throw InvalidArgument("image size " + std::to_string(width) + "x" + std::to_string(height) +
+                          " must be at least 1x1");
   scheduler::SearchRequest sr;
-  sr.pipeline = describe_pipeline(request.width, request.height, request.options);
+  if (request.program) sr.program = request.program;
+  else sr.pipeline = describe_pipeline(width, height, request.options);
   if (request.procs) {
     if (*request.procs < 1) throw InvalidArgument("--procs must be at least 1");
     sr.min_procs = sr.max_procs = *request.procs;
@@ -319,6 +322,8 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
   PlanResult r;
   r.search = scheduler::search(sr, machine.params);
   r.plan = r.search.chosen().plan;
+  r.cost = sr.program ? scheduler::price_program(*sr.program, r.plan, sr.model, machine.params)
+                      : scheduler::price_pipeline(sr.pipeline, r.plan, sr.model, machine.params);
   r.machine = machine.params.name;
   r.source = machine;
   r.notes = machine.notes;

@@ -363,11 +363,11 @@ std::string format_program_cost(const ProgramCost& c) {
   char line[256];
   out << "cost per operation (us), plan " << describe(c.plan) << ", model " << to_string(c.model)
       << (c.compute_priced ? "" : ", compute unpriced") << ":\n";
-  std::snprintf(line, sizeof line, "  %-28s %11s %11s %11s %11s %11s %11s\n", "operation", "scatter", "exchange",
+  std::snprintf(line, sizeof line, "  %-30s %11s %11s %11s %11s %11s %11s\n", "operation", "scatter", "exchange",
                 "compute", "reduce", "gather", "total");
   out << line;
   auto row = [&](const std::string& name, const PhaseMicros& t) {
-    std::snprintf(line, sizeof line, "  %-28s %11.1f %11.1f %11.1f %11.1f %11.1f %11.1f\n", name.c_str(), t.scatter,
+    std::snprintf(line, sizeof line, "  %-30s %11.1f %11.1f %11.1f %11.1f %11.1f %11.1f\n", name.c_str(), t.scatter,
                   t.exchange, t.compute, t.reduce, t.gather, t.total);
     out << line;
   };
@@ -375,7 +375,7 @@ std::string format_program_cost(const ProgramCost& c) {
   row("(all)", c.phases);
   out << "steps:\n";
   for (const auto& s : c.steps) {
-    std::snprintf(line, sizeof line, "  %3zu %-9s %-28s x%-6g %11.1f\n", s.index,
+    std::snprintf(line, sizeof line, "  %3zu %-9s %-30s x%-6g %11.1f\n", s.index,
                   std::string(to_string(s.kind)).c_str(), s.operation.c_str(), s.repeats, s.us);
     out << line;
   }

@@ -10,6 +10,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
+#include "tessera/planning/app_programs.hpp"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -330,4 +331,32 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   filter.taps = 7;
   filter.tile_width = filter.tile_height = 64;
   EXPECT_FALSE(planning::primitive_point_of(filter));
+}
+
+TEST(Planning, AppProgramsHaveTheirExchangesAndLoops) {
+  planning::AppOptions o;
+  o.sigma = 1;  // radii 3 (order 0), 4 (order 1); rho = 2: order-0 radius 5
+  const auto gauss = planning::app_program("gauss", 64, 48, o);
+  EXPECT_EQ(gauss.steps.size(), scheduler::describe_program(describe_pipeline(64, 48, GaussianOptions{})).steps.size());
+  const auto corners = planning::app_program("corners", 64, 48, o);
+  EXPECT_EQ(corners.halo, (Halo{5, 5}));
+  int exchanges = 0, reduces = 0;
+  for (const auto& s : corners.steps) {
+    if (s.kind == ProgramStep::Kind::exchange) {
+      ++exchanges;
+      if (s.images == 3) EXPECT_EQ(s.halo, (Halo{5, 5}));  // A, B, C at rho's halo
+    }
+    reduces += s.kind == ProgramStep::Kind::reduce;
+  }
+  EXPECT_EQ(exchanges, 3);
+  EXPECT_EQ(reduces, 1);
+  o.hysteresis_rounds = 4;
+  const auto edges = planning::app_program("edges", 64, 48, o);
+  const auto repeats = scheduler::step_repeats(edges);
+  int looped = 0;
+  for (double r : repeats) looped += r == 4;
+  EXPECT_EQ(looped, 4);  // exchange, propagate, count, allreduce
+  EXPECT_THROW(planning::app_program("blur", 64, 48, o), InvalidArgument);
+  o.rho = 0.0;
+  EXPECT_THROW(planning::app_program("corners", 64, 48, o), InvalidArgument);
 }

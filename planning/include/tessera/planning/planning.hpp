@@ -10,7 +10,9 @@
 #include "tessera/gaussian.hpp"
 #include "tessera/perfdb/records.hpp"
 #include "tessera/plan.hpp"
+#include "tessera/program_description.hpp"
 #include "tessera/scheduler/machine.hpp"
+#include "tessera/scheduler/program.hpp"
 #include "tessera/scheduler/search.hpp"
 
 namespace tessera::planning {
@@ -63,6 +65,9 @@ struct PlanRequest {
   std::optional<std::string> machine;  ///< --machine (empty: this host)
   bool keep_all = true;                ///< rank every candidate (off: best per grid only)
   std::size_t keep = 0;                ///< keep only the best `keep` candidates (0: all); bounds memory
+  /// A whole program to plan (app_programs.hpp, Program::describe()); when set, its
+  /// width and height are the image's and `options` is not used.
+  std::optional<ProgramDescription> program;
 };
 
 /// The plan and everything said about it.
@@ -72,10 +77,13 @@ struct PlanResult {
   std::string machine;             ///< machine name planned for
   LoadedMachine source;            ///< parameters and their origin
   std::vector<std::string> notes;  ///< load notes plus compute / pricing remarks
+  /// The chosen plan's cost per step and operation (price_program, or price_pipeline
+  /// for the derivative pipeline).
+  scheduler::ProgramCost cost;
 };
 
-/// Loads the machine, describes the pipeline with tessera::describe_pipeline and runs
-/// the search. Throws InvalidArgument (bad request, unknown model or machine),
+/// Loads the machine, describes the pipeline with tessera::describe_pipeline (or takes
+/// request.program) and runs the search; prices the chosen plan step by step. Throws InvalidArgument (bad request, unknown model or machine),
 /// InfeasiblePlan (no grid fits the halo), IoError (unreadable bundled data). Local.
 PlanResult plan_for(const PlanRequest& request);
 
