@@ -1,5 +1,6 @@
 // tessera-plan: predicts the best decomposition and communication algorithms for the
-// Gaussian-derivative pipeline on this machine or any machine in the perfdb.
+// Gaussian-derivative pipeline, or a shipped app's whole program (--app), on this
+// machine or any machine in the perfdb.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
+#include "tessera/planning/app_programs.hpp"
 #include "tessera/planning/planning.hpp"
 #include "tessera/scheduler/algorithms.hpp"
 #include "tessera/scheduler/simulator.hpp"
@@ -24,6 +26,8 @@ struct Options {
   std::size_t top = 20;
   bool json = false, compare_models = false, timeline = false, best_per_grid = false;
   std::optional<std::string> input, p3pc_csv;
+  std::optional<std::string> app;  ///< --app: plan this app's whole program
+  planning::AppOptions app_options;
   bool max_procs_given = false;
   planning::PlanRequest request;
 };
@@ -36,6 +40,10 @@ po::options_description describe_options(Options& o, cli::DatabaseOptions& db, i
       "input", po::value<std::string>(), "read the image size from this image file instead")(
       "sigma", po::value<double>(&o.request.options.sigma)->default_value(1.0), "Gaussian scale")(
       "radius", po::value<int>(), "override the kernel radius of every order")(
+      "app", po::value<std::string>(),
+      "plan a shipped app's whole program and print its cost per operation and phase: gauss, edges, corners")(
+      "rho", po::value<double>(), "corners: integration scale (default 2 sigma)")(
+      "hysteresis-rounds", po::value<int>(), "edges: rounds of the hysteresis loop to expect (default 3)")(
       "procs", po::value<int>(), "plan for exactly P ranks")(
       "max-procs", po::value<int>(),
       "plan for every P from 1 to this (default: this machine's hardware threads; at most the "
@@ -77,6 +85,23 @@ void finish_request(Options& o, const po::variables_map& vm, const cli::Database
   req.width = o.width;
   req.height = o.height;
   if (vm.count("radius")) req.options.radius = vm["radius"].as<int>();
+  if (vm.count("app")) {
+    o.app = vm["app"].as<std::string>();
+    auto& a = o.app_options;
+    a.sigma = req.options.sigma;
+    a.radius = req.options.radius;
+    if (vm.count("rho")) a.rho = vm["rho"].as<double>();
+    if (vm.count("hysteresis-rounds")) a.hysteresis_rounds = vm["hysteresis-rounds"].as<int>();
+    if (vm.count("radius") && *o.app != "gauss") throw InvalidArgument("--radius applies to --app gauss only");
+    if (o.width >= 1 && o.height >= 1) {
+      // gauss is the derivative pipeline, searched as it always was (fused compute);
+      // the others are programs.
+      const auto program = planning::app_program(*o.app, o.width, o.height, a);
+      if (*o.app != "gauss") req.program = program;
+    }
+  } else if (vm.count("rho") || vm.count("hysteresis-rounds")) {
+    throw InvalidArgument("--rho and --hysteresis-rounds need --app");
+  }
   if (vm.count("procs")) req.procs = vm["procs"].as<int>();
   o.max_procs_given = vm.count("max-procs") > 0;
   req.max_procs = o.max_procs_given ? vm["max-procs"].as<int>() : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -113,8 +138,8 @@ void parse_command_line(int argc, char** argv, Parsed& p) {
   p.vm = cli::parse(argc, argv, desc);
   p.done = p.vm.count("help") || p.vm.count("version");
   if (p.vm.count("help")) {
-    std::cout << "Usage: tessera-plan (--width W --height H | --input FILE) [--sigma S] [--procs P | "
-                 "--max-procs P]\n"
+    std::cout << "Usage: tessera-plan (--width W --height H | --input FILE) [--app gauss|edges|corners]\n"
+                 "                    [--sigma S] [--rho R] [--procs P | --max-procs P]\n"
                  "                    [--model M] [--json] [--top N] [--perfdb PATH] [--machine NAME]\n\n"
               << desc;
   } else if (p.vm.count("version")) {
@@ -158,20 +183,32 @@ void print_json(const Options& o, const planning::PlanResult& result, const plan
                                              {"passed", machine.p3pc_quality->passed}}
                             : nlohmann::json(nullptr);
   doc["image"] = {{"width", o.width}, {"height", o.height}, {"sigma", o.request.options.sigma}};
+  if (o.app) {
+    doc["app"] = *o.app;
+    if (o.app_options.rho) doc["image"]["rho"] = *o.app_options.rho;
+    doc["program"] = scheduler::to_json(result.cost);
+  }
   std::cout << doc.dump(2) << "\n";
 }
 
 void print_table(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
-  const auto& pl = describe_pipeline(o.width, o.height, o.request.options);
   std::printf("machine:  %s\nsource:   %s\ncompute:  %s\n", result.machine.c_str(), machine.origin.c_str(),
               machine.compute_source.c_str());
-  std::printf("image:    %dx%d, sigma %g, halo %dx%d, %zu filter passes, %d scatter, %d exchange, %d gathers\n",
-              o.width, o.height, o.request.options.sigma, pl.halo.x, pl.halo.y, pl.passes.size(), pl.scatters,
-              pl.exchanges, pl.gathers);
+  if (o.request.program) {
+    const auto& p = *o.request.program;
+    std::printf("app:      %s on %dx%d, sigma %g, halo %dx%d, %zu steps\n", o.app->c_str(), o.width, o.height,
+                o.app_options.sigma, p.halo.x, p.halo.y, p.steps.size());
+  } else {
+    const auto& pl = describe_pipeline(o.width, o.height, o.request.options);
+    std::printf("image:    %dx%d, sigma %g, halo %dx%d, %zu filter passes, %d scatter, %d exchange, %d gathers\n",
+                o.width, o.height, o.request.options.sigma, pl.halo.x, pl.halo.y, pl.passes.size(), pl.scatters,
+                pl.exchanges, pl.gathers);
+  }
   std::printf("model:    %s (pricing: %s)\n", std::string(scheduler::to_string(result.search.model)).c_str(),
               std::string(scheduler::to_string(result.search.pricing)).c_str());
   std::printf("chosen:   %s\n\n", planning::summary(result).c_str());
   std::cout << scheduler::format_table(result.search, o.top);
+  if (o.app) std::cout << "\n" << scheduler::format_program_cost(result.cost);
 }
 
 void print_model_comparison(const Options& o, const planning::LoadedMachine& machine) {
@@ -227,7 +264,7 @@ int run(const Options& o) {
   }
   print_table(o, result, machine);
   if (o.compare_models) print_model_comparison(o, machine);
-  if (o.timeline) print_timeline(o, result, machine);
+  if (o.timeline && !o.request.program) print_timeline(o, result, machine);
   return 0;
 }
 

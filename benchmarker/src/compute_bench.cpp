@@ -4,6 +4,9 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <span>
+#include <string_view>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -11,6 +14,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
+#include "tessera/ops_kernels.hpp"
 
 namespace tessera::bench {
 
@@ -124,6 +128,111 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
     c.q1 = sum.q1;
     c.q3 = sum.q3;
     c.sigma = s.options.sigma;
+    c.threads = cells[i].threads;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<PrimitiveKernel> primitive_kernels(bool quick) {
+  using namespace perfdb;
+  std::vector<PrimitiveKernel> k;
+  for (int ops : quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8}) k.push_back({kComputePixelwise, ops, ""});
+  for (const char* axis : {"x", "y"})
+    for (int taps : quick ? std::vector<int>{3, 25} : std::vector<int>{3, 9, 25, 39})
+      k.push_back({kComputeSeparable, taps, axis});
+  for (int size : {3, 5}) k.push_back({kComputeNeighbourhood, size, "xy"});
+  k.push_back({kComputeReduction, 3, ""});  // sum, min, max in one sweep
+  return k;
+}
+
+std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& areas) {
+  // Wide enough that the vector loops run long, as a rank's tile of a large image.
+  std::vector<std::pair<int, int>> out;
+  for (long long area : areas) {
+    const int w = int(std::min<long long>(area, area >= (1 << 20) ? 2048 : 512));
+    out.emplace_back(w, int(std::max<long long>(1, area / w)));
+  }
+  return out;
+}
+
+std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
+                                                const std::vector<std::pair<int, int>>& tiles,
+                                                const std::vector<int>& threads, const StopRule& rule,
+                                                double budget_s, const std::function<void(double)>& progress) {
+  using Clock = std::chrono::steady_clock;
+  for (int t : threads)
+    if (t < 1) throw InvalidArgument("compute thread counts must be at least 1, got " + std::to_string(t));
+  struct Cell {
+    std::size_t kernel, tile;
+    int threads;
+  };
+  std::vector<Cell> cells;
+  for (std::size_t k = 0; k < kernels.size(); ++k)
+    for (std::size_t t = 0; t < tiles.size(); ++t)
+      for (int n : threads) cells.push_back({k, t, n});
+  // Haloed input big enough for the widest kernel on any tile, noise-filled; one output
+  // reused by every sample.
+  int radius = 2;
+  for (const auto& k : kernels)
+    if (std::string_view(k.operation) == perfdb::kComputeSeparable) radius = std::max(radius, k.size / 2);
+  std::size_t in_floats = 1, out_floats = 1;
+  for (auto [w, h] : tiles) {
+    in_floats = std::max(in_floats, std::size_t(w + 2 * radius) * std::size_t(h + 2 * radius));
+    out_floats = std::max(out_floats, std::size_t(w) * std::size_t(h));
+  }
+  Image src(int(in_floats), 1);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> noise(0.0f, 1.0f);
+  std::generate_n(src.data(), in_floats, [&] { return noise(rng); });
+  Image dst(int(out_floats), 1, 0.0f);
+  std::vector<float> taps(std::size_t(2 * radius + 1), 1.0f / float(2 * radius + 1));
+  std::vector<float> window(25, 1.0f / 25);
+  volatile double sink = 0;  // keeps the reductions observable
+
+  RoundScheduler sched(cells.size(), rule, 19);
+  run_local_rounds(
+      sched, budget_s,
+      [&](int cell) {
+        const Cell& c = cells[std::size_t(cell)];
+        const PrimitiveKernel& k = kernels[c.kernel];
+        const auto [w, h] = tiles[c.tile];
+        const int stride = w + 2 * radius;
+        const ConstView in{src.data() + std::ptrdiff_t(radius) * stride + radius, w, h, stride};
+        const View out{dst.data(), w, h, w};
+        const std::string_view op = k.operation;
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
+        const auto t0 = Clock::now();
+        if (op == perfdb::kComputePixelwise) {
+          tessera::kernels::pixelwise_sweep(in, out, k.size);
+        } else if (op == perfdb::kComputeSeparable) {
+          tessera::kernels::separable_pass(in, out, std::string_view(k.axis) == "y" ? Axis::y : Axis::x,
+                                  std::span<const float>(taps.data(), std::size_t(k.size)));
+        } else if (op == perfdb::kComputeNeighbourhood) {
+          tessera::kernels::neighbourhood_filter(in, out, std::span<const float>(window.data(), std::size_t(k.size * k.size)),
+                                        k.size);
+        } else {
+          sink = sink + tessera::kernels::reduce_tile(in).sum;
+        }
+        const auto t1 = Clock::now();
+        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(w) * h);
+      },
+      progress);
+
+  std::vector<perfdb::ComputeCost> out;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Summary sum = sched.summary(int(i));
+    if (sum.count < 3) throw Error("compute time budget too small for the primitive kernels; raise --max-seconds");
+    const PrimitiveKernel& k = kernels[cells[i].kernel];
+    perfdb::ComputeCost c;
+    c.operation = k.operation;
+    c.axis = k.axis;
+    c.taps = k.size;
+    c.tile_width = tiles[cells[i].tile].first;
+    c.tile_height = tiles[cells[i].tile].second;
+    c.ns_per_pixel = sum.median;
+    c.q1 = sum.q1;
+    c.q3 = sum.q3;
     c.threads = cells[i].threads;
     out.push_back(c);
   }

@@ -40,4 +40,34 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
                                              const std::vector<int>& threads, const StopRule& rule,
                                              double budget_s, const std::function<void(double)>& progress);
 
+/// One primitive kernel of the operation library to time (tessera/ops_kernels.hpp):
+/// `operation` is a perfdb name (kComputePixelwise, kComputeSeparable,
+/// kComputeNeighbourhood, kComputeReduction), `size` what its rows store in `taps`
+/// (fused ops, taps, window size, scalars), axis "x"/"y" for separable passes.
+struct PrimitiveKernel {
+  const char* operation = perfdb::kComputePixelwise;
+  int size = 1;
+  const char* axis = "";
+};
+
+/// The kernels tessera-bench times: pixel-wise sweeps of 1 and several fused ops (so
+/// a + b ops can be fitted), separable passes of several tap counts along x and y,
+/// 3x3 and 5x5 neighbourhoods, the reduction sweep (sum, min, max: 3 scalars).
+/// `quick` keeps the fewest that still bracket each cost line.
+std::vector<PrimitiveKernel> primitive_kernels(bool quick);
+
+/// Tile shapes for the primitives: the pipeline's areas, one width each (the
+/// primitives are priced by tile area, nearest in log scale).
+std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& areas);
+
+/// Time each kernel on each tile with each thread count (interleaved rounds, `rule`)
+/// for `budget_s` seconds, longer (up to 1.5x) only to give every cell 3 samples.
+/// Returns one ComputeCost row per cell: the kernel's operation, axis and size (taps),
+/// tile, threads, ns per output pixel with quartiles. Throws InvalidArgument for a
+/// thread count below 1, tessera::Error if the budget did not give every cell 3 samples.
+std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
+                                                const std::vector<std::pair<int, int>>& tiles,
+                                                const std::vector<int>& threads, const StopRule& rule,
+                                                double budget_s, const std::function<void(double)>& progress);
+
 }  // namespace tessera::bench

@@ -125,7 +125,9 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["log3p_sizes_bytes"] = opt.log3p_sizes;
   cfg["sigmas"] = opt.sigmas;
   cfg["sync"] = "MPI_Barrier on the pair before each timed sample";
-  cfg["compute"] = "rank 0 alone (other ranks idle): compute_derivatives of the standard set on haloed tiles";
+  cfg["compute"] = "rank 0 alone (other ranks idle): compute_derivatives of the standard set on haloed tiles, "
+                  "the operation library's primitive kernels (ops_kernels.hpp)";
+  cfg["compute_primitive_tiles"] = tb::primitive_tiles(opt.tile_areas);
   cfg["compute_tiles"] = tb::tile_shapes(opt.tile_widths, opt.tile_areas);
   cfg["compute_threads"] = tb::thread_counts(tb::usable_cores());
   return cfg;
@@ -223,10 +225,14 @@ class Measurement {
       // of the pipeline gets them (Session::threads_for).
       auto threads = tb::thread_counts(tb::usable_cores());
       timed_part(budget, [&](double given) {
-        data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.8 * given,
+        data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.55 * given,
                                        progress_for(budget, "compute"));
+        // The operation library's primitive kernels, which price a program's compute.
+        auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
+                                             threads, opt_.rule, 0.3 * given, progress_for(budget, "compute/primitives"));
+        data.compute.insert(data.compute.end(), primitives.begin(), primitives.end());
         // The copies and mirroring the communication phases do locally.
-        auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.2 * given,
+        auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
       });

@@ -56,8 +56,9 @@ double Options::budget(Mode m) const {
       case Mode::p3pc: return 0.45;
       case Mode::log3p: return 0.2;
       case Mode::loggp: return 0.25;
-      // The whole derivative pipeline on several tile shapes, sigmas and thread counts.
-      case Mode::compute: return 0.2;
+      // The whole derivative pipeline on several tile shapes, sigmas and thread counts,
+      // and the operation library's primitive kernels.
+      case Mode::compute: return 0.3;
     }
     return 0.0;
   };

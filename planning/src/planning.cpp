@@ -1,6 +1,7 @@
 #include "tessera/planning/planning.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -100,14 +101,44 @@ void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
         {double(r.from_bytes), r.L_us, (r.o_s_us + r.o_r_us) / 2, r.g_us, r.G_us_per_byte});
 }
 
+}  // namespace
+
+std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& c) {
+  scheduler::PrimitivePoint p;
+  if (c.operation == perfdb::kComputePixelwise) p.primitive = Primitive::pixelwise;
+  else if (c.operation == perfdb::kComputeSeparable) p.primitive = Primitive::separable;
+  else if (c.operation == perfdb::kComputeNeighbourhood) p.primitive = Primitive::neighbourhood;
+  else if (c.operation == perfdb::kComputeReduction) p.primitive = Primitive::reduction;
+  else return std::nullopt;
+  if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0) ||
+      !std::isfinite(c.ns_per_pixel) || (c.threads && *c.threads < 1))
+    return std::nullopt;
+  if (p.primitive == Primitive::separable && c.axis != "x" && c.axis != "y") return std::nullopt;
+  p.axis = c.axis == "y" ? 1 : 0;
+  p.size = c.taps;
+  p.threads = c.threads.value_or(1);
+  p.tile_width = c.tile_width;
+  p.tile_height = c.tile_height;
+  p.ns_per_pixel = c.ns_per_pixel;
+  return p;
+}
+
+namespace {
+
 // Compute costs of one run. Whole-pipeline rows ("derivatives": compute_derivatives
 // timed per sigma, tile and thread count) price the compute when present; single
 // filter-pass rows, all that runs before schema 3 have, only when there are none.
+// Primitive rows (kComputePixelwise ...) price a program's compute steps.
 scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
   std::vector<scheduler::ComputePoint> passes;
   std::vector<scheduler::PipelinePoint> pipeline;
+  std::vector<scheduler::PrimitivePoint> primitives;
   for (const auto& c : run.compute) {
     if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0)) continue;
+    if (auto p = primitive_point_of(c)) {
+      primitives.push_back(*p);
+      continue;
+    }
     if (c.operation == perfdb::kComputeDerivatives) {
       if (c.threads && *c.threads < 1) continue;
       // No thread count recorded: one thread, as the single-pass benchmark ran.
@@ -121,7 +152,7 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
                       c.operation == perfdb::kComputeFilterOdd});
   }
   if (!pipeline.empty()) passes.clear();
-  return scheduler::ComputeTable(std::move(passes), std::move(pipeline));
+  return scheduler::ComputeTable(std::move(passes), std::move(pipeline), std::move(primitives));
 }
 
 // The library's local copies (operation "copy": rows x floats per row, ns per float),
@@ -178,6 +209,8 @@ std::string describe_run(const std::filesystem::path& db, const perfdb::Run& r) 
 }
 
 }  // namespace
+
+scheduler::ComputeTable compute_table_of(const perfdb::RunData& run) { return compute_of(run); }
 
 const std::string& bundled_default_csv() { return detail::default_machine_csv_text(); }
 
@@ -286,12 +319,15 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
 }
 
 PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
-  validate(request.options);
-  if (request.width < 1 || request.height < 1)
-    throw InvalidArgument("image size " + std::to_string(request.width) + "x" +
-                          std::to_string(request.height) + " must be at least 1x1");
+  const int width = request.program ? request.program->width : request.width;
+  const int height = request.program ? request.program->height : request.height;
+  if (!request.program) validate(request.options);
+  if (width < 1 || height < 1)
+    throw InvalidArgument("image size " + std::to_string(width) + "x" + std::to_string(height) +
+                          " must be at least 1x1");
   scheduler::SearchRequest sr;
-  sr.pipeline = describe_pipeline(request.width, request.height, request.options);
+  if (request.program) sr.program = request.program;
+  else sr.pipeline = describe_pipeline(width, height, request.options);
   if (request.procs) {
     if (*request.procs < 1) throw InvalidArgument("--procs must be at least 1");
     sr.min_procs = sr.max_procs = *request.procs;
@@ -307,6 +343,8 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
   PlanResult r;
   r.search = scheduler::search(sr, machine.params);
   r.plan = r.search.chosen().plan;
+  r.cost = sr.program ? scheduler::price_program(*sr.program, r.plan, sr.model, machine.params)
+                      : scheduler::price_pipeline(sr.pipeline, r.plan, sr.model, machine.params);
   r.machine = machine.params.name;
   r.source = machine;
   r.notes = machine.notes;

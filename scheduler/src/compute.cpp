@@ -30,8 +30,39 @@ int pipeline_taps(const PipelineDescription& pipeline) {
   return taps;
 }
 
-ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline)
-    : points_(std::move(passes)), pipeline_points_(std::move(pipeline)) {
+namespace {
+int primitive_group(Primitive primitive, int axis) {
+  switch (primitive) {
+    case Primitive::pixelwise: return 0;
+    case Primitive::separable: return axis == 0 ? 1 : 2;
+    case Primitive::neighbourhood: return 3;
+    case Primitive::reduction: return 4;
+  }
+  return 0;
+}
+}  // namespace
+
+ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline,
+                           std::vector<PrimitivePoint> primitives)
+    : points_(std::move(passes)), pipeline_points_(std::move(pipeline)), primitive_points_(std::move(primitives)) {
+  for (const auto& p : primitive_points_) {
+    if (p.axis < 0 || p.axis > 1 || p.size < 1 || p.threads < 1 || p.tile_width < 1 || p.tile_height < 1 ||
+        !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
+      throw InvalidArgument("primitive compute point out of range (" + std::string(to_string(p.primitive)) +
+                            ", size " + std::to_string(p.size) + ", threads " + std::to_string(p.threads) +
+                            ", tile " + std::to_string(p.tile_width) + "x" + std::to_string(p.tile_height) + ")");
+    auto& groups = primitive_groups_[std::size_t(primitive_group(p.primitive, p.axis))];
+    auto tg = std::find_if(groups.begin(), groups.end(), [&](const PrimThreads& g) { return g.threads == p.threads; });
+    if (tg == groups.end()) tg = groups.insert(groups.end(), PrimThreads{p.threads, {}});
+    auto sg = std::find_if(tg->sizes.begin(), tg->sizes.end(), [&](const PrimSize& g) { return g.size == p.size; });
+    if (sg == tg->sizes.end()) sg = tg->sizes.insert(tg->sizes.end(), PrimSize{p.size, {}});
+    sg->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
+  }
+  for (auto& groups : primitive_groups_) {
+    std::sort(groups.begin(), groups.end(), [](const PrimThreads& a, const PrimThreads& b) { return a.threads < b.threads; });
+    for (auto& g : groups)
+      std::sort(g.sizes.begin(), g.sizes.end(), [](const PrimSize& a, const PrimSize& b) { return a.size < b.size; });
+  }
   for (const auto& p : points_) {
     if (p.axis < 0 || p.axis > 1 || p.taps < 1 || p.tile_width < 1 || p.tile_height < 1 ||
         !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
@@ -153,6 +184,53 @@ double ComputeTable::pipeline_ns_per_pixel(int taps, int threads, int w, int h) 
     return s > 0 ? ns_lo / s : ns_lo;
   }
   // Outside the measured counts: the nearest count's work, spread in proportion.
+  return ns * double(g.threads) / double(threads);
+}
+
+bool ComputeTable::has_primitive(Primitive primitive) const {
+  if (primitive == Primitive::separable) return !primitive_groups_[1].empty() || !primitive_groups_[2].empty();
+  return !primitive_groups_[std::size_t(primitive_group(primitive, 0))].empty();
+}
+
+double ComputeTable::at_size(const PrimThreads& group, int size, double log_area) {
+  // Per size, the shape nearest in log area (ties: the first stored).
+  auto at = [&](const PrimSize& g) {
+    const Shape* best = &g.shapes.front();
+    for (const auto& s : g.shapes)
+      if (std::abs(s.log_area - log_area) < std::abs(best->log_area - log_area)) best = &s;
+    return best->ns;
+  };
+  const auto& sizes = group.sizes;
+  if (sizes.size() == 1) return std::max(0.0, at(sizes.front()));
+  const std::size_t i = segment(sizes, double(size), [](const PrimSize& s) { return s.size; });
+  const double s0 = sizes[i].size, s1 = sizes[i + 1].size;
+  const double v0 = at(sizes[i]), v1 = at(sizes[i + 1]);
+  return std::max(0.0, v0 + (double(size) - s0) / (s1 - s0) * (v1 - v0));
+}
+
+double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w,
+                                            int h) const {
+  const auto& own = primitive_groups_[std::size_t(primitive_group(primitive, axis))];
+  const auto& groups =
+      own.empty() && primitive == Primitive::separable ? primitive_groups_[std::size_t(axis == 0 ? 2 : 1)] : own;
+  if (groups.empty())
+    throw InvalidArgument("no '" + std::string(to_string(primitive)) +
+                          "' compute measurements for this machine (run tessera-bench --modes compute, "
+                          "which times the operation library's primitive kernels)");
+  const double log_area = std::log(double(std::max(w, 1)) * double(std::max(h, 1)));
+  threads = std::max(threads, 1);
+  std::size_t i = 0;  // first group with at least `threads` threads, or the last
+  while (i + 1 < groups.size() && groups[i].threads < threads) ++i;
+  const PrimThreads& g = groups[i];
+  const double ns = at_size(g, size, log_area);
+  if (g.threads == threads) return ns;
+  if (g.threads > threads && i > 0) {
+    const PrimThreads& lo = groups[i - 1];
+    const double ns_lo = at_size(lo, size, log_area);
+    const double speedup_hi = ns > 0 ? ns_lo / ns : 1.0;
+    const double s = 1.0 + (double(threads - lo.threads) / double(g.threads - lo.threads)) * (speedup_hi - 1.0);
+    return s > 0 ? ns_lo / s : ns_lo;
+  }
   return ns * double(g.threads) / double(threads);
 }
 

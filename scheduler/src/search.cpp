@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tessera/error.hpp"
+#include "tessera/scheduler/program.hpp"
 
 namespace tessera::scheduler {
 
@@ -55,39 +57,19 @@ void for_each_grid_chunk(int min_procs, int max_procs, Fn&& fn) {
   }
 }
 
-// What pricing one grid gives.
-struct Priced {
-  std::string why;  // non-empty: excluded
-  CommCosts comm;
-  double compute = 0;
-};
-
-std::vector<Priced> price_grids(const std::vector<Grid>& grids, const PipelineDescription& pl,
-                                const MachineParams& machine, const CostModel& model, Pricing pricing,
-                                bool compute_priced, bool parallel) {
-  std::vector<Priced> priced(grids.size());
-  const auto& place = machine.placement;
+// The grids of one chunk priced (ProgramGrid::why non-empty: excluded), each with the
+// caches of the thread that priced it.
+std::vector<detail::ProgramGrid> price_grids(const std::vector<Grid>& grids, const ProgramDescription& program,
+                                             const PipelineDescription* fused, const MachineParams& machine,
+                                             const CostModel& model, Pricing pricing, bool parallel) {
+  std::vector<detail::ProgramGrid> priced(grids.size());
   // One cache per thread, kept for the whole search (its entries hold for any grid).
-  tbb::enumerable_thread_specific<PriceCache> caches;
+  tbb::enumerable_thread_specific<detail::ProgramCache> caches;
   auto price_range = [&](std::size_t begin, std::size_t end) {
-    PriceCache& cache = caches.local();
+    detail::ProgramCache& cache = caches.local();
     for (std::size_t i = begin; i < end; ++i) {
-      const Grid g = grids[i];
-      const Partition part(pl.width, pl.height, g);
-      auto& out = priced[i];
-      out.why = infeasibility(part, pl.halo);
-      if (!out.why.empty()) continue;
-      out.comm = price_communication(model, part, pl.halo, place, pricing, &cache, machine.copy);
-      // Ranks beyond the cores of a node take turns: the busiest node needs
-      // ceil(ranks on it / cores) rounds of the slowest tile.
-      const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, g.procs()) : g.procs();
-      const int rounds =
-          place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
-      // Fewer ranks than cores: the library gives each rank cores / ranks threads
-      // (Session::threads_for); compute_us prices that thread count from the pipeline
-      // measurements made with it (or scales single passes linearly in old tables).
-      const int threads = place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
-      out.compute = compute_priced ? rounds * compute_us(machine.compute, part, pl, threads) : 0.0;
+      const Partition part(program.width, program.height, grids[i]);
+      priced[i] = detail::price_grid(program, fused, part, machine, model, pricing, &cache);
     }
   };
   if (parallel && grids.size() > 256) {
@@ -136,16 +118,11 @@ class Ranking {
 };
 
 // The candidates of one priced grid: every algorithm combination, or only the best.
-void add_candidates(Ranking& ranking, Grid g, const Priced& priced, const PipelineDescription& pl, bool keep_all) {
-  const CommCosts& c = priced.comm;
+void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced, const ProgramDescription& program,
+                    bool keep_all) {
   auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
     Candidate cand{Plan{g, s, ga, e}, {}};
-    auto& t = cand.predicted;
-    t.scatter = pl.scatters * c.scatter[int(s)];
-    t.exchange = pl.exchanges * c.exchange[int(e)];
-    t.compute = priced.compute;
-    t.gather = pl.gathers * c.gather[int(ga)];
-    t.total = t.scatter + t.exchange + t.compute + t.gather;
+    cand.predicted = priced.phases(program, cand.plan);
     return cand;
   };
   auto offer = [&](Candidate cand) {
@@ -157,11 +134,26 @@ void add_candidates(Ranking& ranking, Grid g, const Priced& priced, const Pipeli
       for (GatherAlgorithm ga : kGatherAlgorithms)
         for (ExchangeAlgorithm e : kExchangeAlgorithms) offer(make(s, ga, e));
   } else {
-    // Phases are independent, so the best plan of a grid takes the best of each phase
-    // (first in enum order on ties, as better() would).
-    auto argmin = [](const auto& a) { return int(std::min_element(a.begin(), a.end()) - a.begin()); };
-    offer(make(ScatterAlgorithm(argmin(c.scatter)), GatherAlgorithm(argmin(c.gather)),
-               ExchangeAlgorithm(argmin(c.exchange))));
+    // Phases are independent and each is a sum over steps with non-negative weights, so
+    // the best plan of a grid takes the best algorithm of each phase (first in enum
+    // order on ties, as better() would).
+    auto best = [&](auto algorithms, auto field, auto with) {
+      auto chosen = algorithms[0];
+      double best_us = std::numeric_limits<double>::infinity();
+      for (auto a : algorithms) {
+        const double us = field(priced.phases(program, with(a)));
+        if (us < best_us) best_us = us, chosen = a;
+      }
+      return chosen;
+    };
+    const Plan base{g, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
+    const auto s = best(kScatterAlgorithms, [](const PhaseMicros& t) { return t.scatter; },
+                        [&](ScatterAlgorithm a) { Plan p = base; p.scatter = a; return p; });
+    const auto ga = best(kGatherAlgorithms, [](const PhaseMicros& t) { return t.gather; },
+                         [&](GatherAlgorithm a) { Plan p = base; p.gather = a; return p; });
+    const auto e = best(kExchangeAlgorithms, [](const PhaseMicros& t) { return t.exchange; },
+                        [&](ExchangeAlgorithm a) { Plan p = base; p.exchange = a; return p; });
+    offer(make(s, ga, e));
   }
 }
 
@@ -181,8 +173,13 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   if (request.min_procs < 1 || request.max_procs < request.min_procs)
     throw InvalidArgument("procs range [" + std::to_string(request.min_procs) + ", " +
                           std::to_string(request.max_procs) + "] is empty or below 1");
-  const auto& pl = request.pipeline;
-  if (pl.width < 1 || pl.height < 1) throw InvalidArgument("image size must be at least 1x1");
+  // The derivative pipeline is one program: lowered by describe_program, its compute
+  // priced from whole-pipeline measurements when the table has them (fused).
+  const PipelineDescription* fused = request.program ? nullptr : &request.pipeline;
+  const ProgramDescription lowered = request.program ? ProgramDescription{} : describe_program(request.pipeline);
+  const ProgramDescription& program = request.program ? *request.program : lowered;
+  if (program.width < 1 || program.height < 1) throw InvalidArgument("image size must be at least 1x1");
+  if (!(fused && machine.compute.prices_pipeline())) check_priceable(program, machine.compute);
   const auto model = make_model(request.model, machine);
 
   SearchResult result;
@@ -202,8 +199,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   // and memory does not grow with max_procs when request.keep bounds the ranking.
   Ranking ranking(request.keep);
   for_each_grid_chunk(request.min_procs, request.max_procs, [&](const std::vector<Grid>& grids) {
-    const auto priced = price_grids(grids, pl, machine, *model, result.pricing, result.compute_priced,
-                                    request.parallel);
+    auto priced = price_grids(grids, program, fused, machine, *model, result.pricing, request.parallel);
     for (std::size_t i = 0; i < grids.size(); ++i) {
       if (!priced[i].why.empty()) {
         ++result.excluded_grids;
@@ -211,7 +207,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
           result.excluded.push_back({grids[i].procs(), grids[i], std::move(priced[i].why)});
         continue;
       }
-      add_candidates(ranking, grids[i], priced[i], pl, request.keep_all);
+      add_candidates(ranking, grids[i], priced[i], program, request.keep_all);
     }
     return true;
   });
@@ -234,6 +230,7 @@ nlohmann::json to_json(const Candidate& c, ModelKind model) {
             {"exchange", t.exchange},
             {"compute", t.compute},
             {"gather", t.gather},
+            {"reduce", t.reduce},
             {"total", t.total}}}};
 }
 
@@ -258,19 +255,24 @@ nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
 std::string format_table(const SearchResult& r, std::size_t limit) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s %12s\n", "rank", "procs",
-                "grid", "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us",
-                "gather_us", "total_us");
-  out << line;
   const std::size_t n = limit == 0 ? r.ranking.size() : std::min(limit, r.ranking.size());
+  // Programs with global reductions get a column for them; the derivative pipeline none.
+  bool reduces = false;
+  for (std::size_t i = 0; i < n; ++i) reduces = reduces || r.ranking[i].predicted.reduce != 0;
+  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s%s %12s\n", "rank", "procs",
+                "grid", "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us",
+                "gather_us", reduces ? "    reduce_us" : "", "total_us");
+  out << line;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = r.ranking[i];
     const auto& t = c.predicted;
+    char reduce[32] = "";
+    if (reduces) std::snprintf(reduce, sizeof reduce, " %12.1f", t.reduce);
     std::snprintf(
-        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f %12.1f\n", i + 1,
+        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f%s %12.1f\n", i + 1,
         c.plan.procs(), to_string(c.plan.grid).c_str(), std::string(to_string(c.plan.scatter)).c_str(),
         std::string(to_string(c.plan.gather)).c_str(), std::string(to_string(c.plan.exchange)).c_str(),
-        t.scatter, t.exchange, t.compute, t.gather, t.total);
+        t.scatter, t.exchange, t.compute, t.gather, reduce, t.total);
     out << line;
   }
   if (n < r.candidates) out << "... " << r.candidates - n << " more candidates\n";

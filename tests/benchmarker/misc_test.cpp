@@ -196,3 +196,36 @@ TEST(Progress, BarShowsFractionAndEta) {
   EXPECT_NE(s.find("50%"), std::string::npos);
   EXPECT_NE(s.find("ETA  12s"), std::string::npos);
 }
+
+TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
+  tb::StopRule rule;
+  rule.warmup = 1;
+  rule.min_samples = 3;
+  rule.max_samples = 4;
+  const auto kernels = tb::primitive_kernels(true);
+  const auto tiles = tb::primitive_tiles({1024, 4096});
+  ASSERT_EQ(tiles.size(), 2u);
+  EXPECT_EQ(tiles[0], (std::pair<int, int>{512, 2}));
+  const auto costs = tb::run_primitives(kernels, tiles, {1, 2}, rule, 30.0, [](double) {});
+  ASSERT_EQ(costs.size(), kernels.size() * tiles.size() * 2);
+  std::set<std::string> ops;
+  for (const auto& c : costs) {
+    ops.insert(c.operation);
+    ASSERT_TRUE(c.threads);
+    EXPECT_FALSE(c.sigma);
+    EXPECT_GT(c.ns_per_pixel, 0);
+    EXPECT_LE(*c.q1, c.ns_per_pixel);
+    EXPECT_GE(*c.q3, c.ns_per_pixel);
+    if (c.operation == tessera::perfdb::kComputeSeparable) EXPECT_TRUE(c.axis == "x" || c.axis == "y");
+  }
+  EXPECT_EQ(ops, (std::set<std::string>{"pixelwise", "separable", "neighbourhood", "reduction"}));
+  // Several sizes of the pixel-wise sweep and of the separable pass per axis: a + b n.
+  int pixelwise = 0, separable_x = 0;
+  for (const auto& k : kernels) {
+    pixelwise += std::string(k.operation) == "pixelwise";
+    separable_x += std::string(k.operation) == "separable" && std::string(k.axis) == "x";
+  }
+  EXPECT_GE(pixelwise, 2);
+  EXPECT_GE(separable_x, 2);
+  EXPECT_THROW(tb::run_primitives(kernels, tiles, {0}, rule, 1.0, [](double) {}), tessera::InvalidArgument);
+}

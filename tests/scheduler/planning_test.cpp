@@ -10,6 +10,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
+#include "tessera/planning/app_programs.hpp"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -364,4 +365,90 @@ TEST(PlanningRunChoice, LegacyRunsWithoutQuality) {
   EXPECT_EQ(m.p3pc_run, newest);
   EXPECT_FALSE(m.p3pc_quality);
   EXPECT_TRUE(has_note(m, "quality not recorded"));
+
+TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
+  TempDb db;
+  perfdb::Id run = 0;
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, "prims", true, false);
+    perfdb::Machine m;
+    m.name = "prims";
+    m.hostname = "prims";
+    const auto stored = store.find_or_create_machine(m);
+    run = store.begin_run(stored.id, "tessera-bench", "test", "{}");
+    std::vector<perfdb::ComputeCost> rows;
+    auto row = [&](const char* op, const char* axis, int taps, int threads, double ns) {
+      perfdb::ComputeCost c;
+      c.operation = op;
+      c.axis = axis;
+      c.taps = taps;
+      c.tile_width = 512;
+      c.tile_height = 64;
+      c.ns_per_pixel = ns;
+      c.q1 = ns * 0.9;
+      c.q3 = ns * 1.1;
+      c.threads = threads;
+      rows.push_back(c);
+    };
+    row(perfdb::kComputePixelwise, "", 1, 1, 0.25);
+    row(perfdb::kComputePixelwise, "", 4, 1, 0.55);
+    row(perfdb::kComputeSeparable, "x", 3, 1, 0.3);
+    row(perfdb::kComputeSeparable, "y", 25, 2, 1.2);
+    row(perfdb::kComputeNeighbourhood, "xy", 5, 1, 2.0);
+    row(perfdb::kComputeReduction, "", 3, 1, 0.7);
+    row(perfdb::kComputeSeparable, "z", 3, 1, 9.0);  // no such axis: skipped
+    row(perfdb::kComputeDerivatives, "xy", 40, 1, 5.0);
+    store.add_compute(run, rows);
+    store.finish_run(run);
+  }
+  perfdb::Store store(db.path, perfdb::Store::Mode::read_only);
+  const perfdb::RunData data = store.load_run(run);
+  const scheduler::ComputeTable t = planning::compute_table_of(data);
+  ASSERT_EQ(t.primitive_points().size(), 6u);
+  EXPECT_TRUE(t.has_pipeline());
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 2, 1, 512, 64), 0.35);  // 0.25 + 0.1 (ops - 1)
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::separable, 0, 3, 1, 512, 64), 0.3);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::separable, 1, 25, 2, 512, 64), 1.2);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::neighbourhood, 0, 5, 1, 512, 64), 2.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::reduction, 0, 3, 1, 512, 64), 0.7);
+  // load_machine reads them too.
+  const auto loaded = planning::load_machine(db.path.string(), std::string("prims"));
+  EXPECT_TRUE(loaded.params.compute.has_primitive(Primitive::neighbourhood));
+  EXPECT_EQ(loaded.params.compute.primitive_points().size(), 6u);
+  // Rows of other operations are not primitives.
+  perfdb::ComputeCost filter;
+  filter.operation = perfdb::kComputeFilter;
+  filter.axis = "x";
+  filter.taps = 7;
+  filter.tile_width = filter.tile_height = 64;
+  EXPECT_FALSE(planning::primitive_point_of(filter));
+}
+
+TEST(Planning, AppProgramsHaveTheirExchangesAndLoops) {
+  planning::AppOptions o;
+  o.sigma = 1;  // radii 3 (order 0), 4 (order 1); rho = 2: order-0 radius 5
+  const auto gauss = planning::app_program("gauss", 64, 48, o);
+  EXPECT_EQ(gauss.steps.size(), scheduler::describe_program(describe_pipeline(64, 48, GaussianOptions{})).steps.size());
+  const auto corners = planning::app_program("corners", 64, 48, o);
+  EXPECT_EQ(corners.halo, (Halo{5, 5}));
+  int exchanges = 0, reduces = 0;
+  for (const auto& s : corners.steps) {
+    if (s.kind == ProgramStep::Kind::exchange) {
+      ++exchanges;
+      if (s.images == 3) EXPECT_EQ(s.halo, (Halo{5, 5}));  // A, B, C at rho's halo
+    }
+    reduces += s.kind == ProgramStep::Kind::reduce;
+  }
+  EXPECT_EQ(exchanges, 3);
+  EXPECT_EQ(reduces, 1);
+  o.hysteresis_rounds = 4;
+  const auto edges = planning::app_program("edges", 64, 48, o);
+  const auto repeats = scheduler::step_repeats(edges);
+  int looped = 0;
+  for (double r : repeats) looped += r == 4;
+  EXPECT_EQ(looped, 4);  // exchange, propagate, count, allreduce
+  EXPECT_THROW(planning::app_program("blur", 64, 48, o), InvalidArgument);
+  o.rho = 0.0;
+  EXPECT_THROW(planning::app_program("corners", 64, 48, o), InvalidArgument);
 }

@@ -115,3 +115,46 @@ bool store_contiguous(Store store, const std::vector<Box>& boxes, const Partitio
 std::string plan_defects(const CommPlan& plan);
 
 }  // namespace tessera
+
+namespace tessera {
+
+// ---------------------------------------------------------------------------------
+// Global reductions: an allreduce of a few doubles, as plain data like the plans
+// above. The executor runs it and the scheduler simulates it.
+
+/// One step of one rank in an allreduce.
+struct ReduceStep {
+  enum class Kind : std::uint8_t {
+    send,     ///< blocking send of the rank's partial (reduce) or of the result (broadcast) to `peer`
+    recv,     ///< blocking receive from `peer`; in the reduce half, followed by a combine
+    combine,  ///< local: fold the partial just received into the rank's own
+  };
+  Kind kind = Kind::send;
+  int peer = -1;  ///< send/recv: the other rank; -1 for combine
+  int tag = 0;    ///< 0 = reduce half (towards rank 0), 1 = broadcast half
+};
+
+/// An allreduce of `scalars` doubles over `procs` ranks (every rank ends with the
+/// result): a binomial reduce to rank 0 over tessera/tree.hpp's spanning binomial tree
+/// (a node receives from its children smallest subtree first, combining each, then
+/// sends to its parent), then a binomial broadcast over the same tree (a node receives
+/// from its parent, then sends to its children largest subtree first). Any procs >= 1;
+/// 2 (procs - 1) messages of 8 * scalars bytes. The combine order is fixed by the tree,
+/// so every run of one P folds in the same order (a sum of floats gives the same bits).
+struct AllreducePlan {
+  int scalars = 1;
+  std::vector<std::vector<ReduceStep>> ranks;  ///< index: rank
+  int procs() const { return int(ranks.size()); }
+  double bytes() const { return 8.0 * scalars; }  ///< payload of every message
+};
+
+/// The allreduce above. Throws InvalidArgument if procs < 1 or scalars < 1. Pure.
+AllreducePlan allreduce_plan(int procs, int scalars);
+
+/// Why an allreduce plan is malformed: a send without its receive (in order, per pair
+/// and tag), a deadlock under blocking (rendezvous) semantics, a combine not after a
+/// reduce-half receive, rank 0 not holding every rank's contribution after the reduce,
+/// or a rank not receiving the complete result; "" if sound. Used by the tests.
+std::string allreduce_defects(const AllreducePlan& plan);
+
+}  // namespace tessera

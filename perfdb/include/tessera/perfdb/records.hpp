@@ -154,7 +154,7 @@ struct LoggpRange {
 ///    ns per interior pixel of the tile for the whole set.
 ///  - operation "copy" (kComputeCopy, below): the library's local copies.
 struct ComputeCost {
-  std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives" or "copy"
+  std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
   std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
   int taps = 0;                      ///< 1-D kernel size; for "derivatives" the passes' sum
   int tile_width = 0;                ///< pixels (interior, without halo)
@@ -173,6 +173,17 @@ inline constexpr char kComputeDerivatives[] = "derivatives";
 /// The copies around messages: `tile_height` rows of `tile_width` floats copied between
 /// strided buffers; axis "x", taps 1, ns per float.
 inline constexpr char kComputeCopy[] = "copy";
+/// The operation library's primitive kernels (tessera::Primitive, tessera/ops_kernels.hpp),
+/// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
+/// output pixel; sigma absent. What `taps` holds for each:
+/// pixel-wise sweep with `taps` fused elementary operations per pixel; axis "".
+inline constexpr char kComputePixelwise[] = "pixelwise";
+/// One separable 1-D pass of `taps` taps along `axis` ("x" or "y") over a haloed tile.
+inline constexpr char kComputeSeparable[] = "separable";
+/// A `taps` x `taps` 2-D neighbourhood filter (taps 3 or 5); axis "xy".
+inline constexpr char kComputeNeighbourhood[] = "neighbourhood";
+/// A reduction sweep folding the tile into `taps` scalars (sum, min, max in double); axis "".
+inline constexpr char kComputeReduction[] = "reduction";
 /// One even-order 1-D filter pass (databases written before schema 3).
 inline constexpr char kComputeFilter[] = "filter";
 /// One odd-order (antisymmetric) 1-D filter pass (databases written before schema 3).

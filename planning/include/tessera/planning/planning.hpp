@@ -10,7 +10,9 @@
 #include "tessera/gaussian.hpp"
 #include "tessera/perfdb/records.hpp"
 #include "tessera/plan.hpp"
+#include "tessera/program_description.hpp"
 #include "tessera/scheduler/machine.hpp"
+#include "tessera/scheduler/program.hpp"
 #include "tessera/scheduler/search.hpp"
 
 namespace tessera::planning {
@@ -45,6 +47,14 @@ struct LoadedMachine {
 LoadedMachine load_machine(const std::optional<std::string>& perfdb,
                            const std::optional<std::string>& machine);
 
+/// A perfdb primitive row (kComputePixelwise, kComputeSeparable, kComputeNeighbourhood,
+/// kComputeReduction) as the scheduler's point; nullopt for other operations and rows
+/// out of range (skipped as the other compute rows are). Local.
+std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& row);
+/// The compute table planning builds from one run's compute rows: whole-pipeline rows,
+/// else single-pass rows, and primitive rows. Local.
+scheduler::ComputeTable compute_table_of(const perfdb::RunData& run);
+
 /// The bundled default machine (P-3PC paper Table 1, DAS; one rank per node).
 scheduler::MachineParams bundled_default_machine();
 /// The bundled default as SPEC's P-3PC CSV text.
@@ -61,6 +71,9 @@ struct PlanRequest {
   std::optional<std::string> machine;  ///< --machine (empty: this host)
   bool keep_all = true;                ///< rank every candidate (off: best per grid only)
   std::size_t keep = 0;                ///< keep only the best `keep` candidates (0: all); bounds memory
+  /// A whole program to plan (app_programs.hpp, Program::describe()); when set, its
+  /// width and height are the image's and `options` is not used.
+  std::optional<ProgramDescription> program;
 };
 
 /// The plan and everything said about it.
@@ -70,10 +83,13 @@ struct PlanResult {
   std::string machine;             ///< machine name planned for
   LoadedMachine source;            ///< parameters and their origin
   std::vector<std::string> notes;  ///< load notes plus compute / pricing remarks
+  /// The chosen plan's cost per step and operation (price_program, or price_pipeline
+  /// for the derivative pipeline).
+  scheduler::ProgramCost cost;
 };
 
-/// Loads the machine, describes the pipeline with tessera::describe_pipeline and runs
-/// the search. Throws InvalidArgument (bad request, unknown model or machine),
+/// Loads the machine, describes the pipeline with tessera::describe_pipeline (or takes
+/// request.program) and runs the search; prices the chosen plan step by step. Throws InvalidArgument (bad request, unknown model or machine),
 /// InfeasiblePlan (no grid fits the halo), IoError (unreadable bundled data). Local.
 PlanResult plan_for(const PlanRequest& request);
 

@@ -17,6 +17,7 @@
 
 #include "tessera/gaussian.hpp"
 #include "tessera/partition.hpp"
+#include "tessera/program_description.hpp"
 #include "tessera/scheduler/piecewise.hpp"
 
 namespace tessera::scheduler {
@@ -40,6 +41,18 @@ struct PipelinePoint {
   double ns_per_pixel = 0;
 };
 
+/// Measured cost of one primitive kernel of the operation library (tessera::Primitive,
+/// perfdb rows kComputePixelwise ...): ns per output pixel on a tile_width x
+/// tile_height tile with `threads` TBB threads.
+struct PrimitivePoint {
+  Primitive primitive = Primitive::pixelwise;
+  int axis = 0;  ///< separable: 0 = x, 1 = y; 0 for the others
+  int size = 1;  ///< separable, neighbourhood: taps; pixelwise: fused ops; reduction: scalars
+  int threads = 1;
+  int tile_width = 0, tile_height = 0;
+  double ns_per_pixel = 0;
+};
+
 /// The cost key of a pipeline: the sum of the kernel sizes of its 1-D passes. The
 /// work per pixel grows linearly with it (every pass is a multiply-add per tap), which
 /// is why pipeline points are interpolated in it rather than in sigma (a radius
@@ -54,9 +67,32 @@ class ComputeTable {
   /// range (taps, tile sides or threads below 1, a negative or non-finite cost).
   explicit ComputeTable(std::vector<ComputePoint> passes) : ComputeTable(std::move(passes), {}) {}
   /// Pass and pipeline points; either may be empty.
-  ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline);
+  ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline)
+      : ComputeTable(std::move(passes), std::move(pipeline), {}) {}
+  /// Pass, pipeline and primitive points; any may be empty. Throws InvalidArgument on a
+  /// point out of range (sizes, tile sides or threads below 1, a negative or non-finite
+  /// cost, an axis other than 0 and 1).
+  ComputeTable(std::vector<ComputePoint> passes, std::vector<PipelinePoint> pipeline,
+               std::vector<PrimitivePoint> primitives);
 
-  bool empty() const { return points_.empty() && pipeline_points_.empty(); }
+  bool empty() const { return points_.empty() && pipeline_points_.empty() && primitive_points_.empty(); }
+  /// True when the derivative pipeline can be priced from pipeline or pass points
+  /// (compute_us); primitive points alone price it step by step (price_program).
+  bool prices_pipeline() const { return !points_.empty() || !pipeline_points_.empty(); }
+  /// True when points of `primitive` were measured (either axis for separable).
+  bool has_primitive(Primitive primitive) const;
+
+  /// Primitive points: ns per output pixel of `primitive` with `size` (taps or ops)
+  /// along axis (separable only; the other axis's points if this one was never
+  /// measured) on a w x h tile with `threads` threads:
+  ///  - tile: per measured size, the point whose tile area is nearest in log scale;
+  ///  - size: linear between the two bracketing measured sizes, extended past the ends
+  ///    with the nearest segment, at least 0 (a pixel-wise sweep is a + b ops, a pass
+  ///    a + b taps); one measured size: that size's cost;
+  ///  - threads: as pipeline_ns_per_pixel (exact count, speedup linear between two
+  ///    counts, in proportion outside them).
+  /// Throws InvalidArgument naming the primitive if it has no points.
+  double primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w, int h) const;
   /// True when whole-pipeline points were measured (then they price the compute).
   bool has_pipeline() const { return !pipeline_points_.empty(); }
 
@@ -86,6 +122,7 @@ class ComputeTable {
 
   const std::vector<ComputePoint>& points() const { return points_; }
   const std::vector<PipelinePoint>& pipeline_points() const { return pipeline_points_; }
+  const std::vector<PrimitivePoint>& primitive_points() const { return primitive_points_; }
 
  private:
   struct Shape {
@@ -115,6 +152,19 @@ class ComputeTable {
   std::array<std::vector<TapGroup>, 4> groups_;  ///< per (odd, axis), sorted by taps
   std::vector<PipelinePoint> pipeline_points_;
   std::vector<ThreadGroup> thread_groups_;  ///< ascending threads
+
+  struct PrimSize {
+    int size = 1;
+    std::vector<Shape> shapes;
+  };
+  struct PrimThreads {
+    int threads = 1;
+    std::vector<PrimSize> sizes;  ///< ascending size
+  };
+  static double at_size(const PrimThreads& group, int size, double log_area);
+  std::vector<PrimitivePoint> primitive_points_;
+  /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
+  std::array<std::vector<PrimThreads>, 5> primitive_groups_;
 };
 
 /// Compute time of one run of the pipeline (all exchanges) on the slowest tile class

@@ -2,12 +2,14 @@
 // The decomposition search: every P, every grid X*Y = P, every scatter / gather /
 // exchange algorithm, priced with one model; plus the plan JSON and table. Pure.
 #include <cstddef>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "tessera/gaussian.hpp"
 #include "tessera/plan.hpp"
+#include "tessera/program_description.hpp"
 #include "tessera/scheduler/algorithms.hpp"
 #include "tessera/scheduler/machine.hpp"
 #include "tessera/scheduler/model.hpp"
@@ -15,9 +17,11 @@
 namespace tessera::scheduler {
 
 /// Predicted time of one run, µs, per phase (each phase already multiplied by how often
-/// the pipeline runs it: scatters, exchanges, gathers).
+/// the program runs it: scatters, exchanges, gathers, reductions, loop rounds).
+/// total = scatter + exchange + compute + gather + reduce.
 struct PhaseMicros {
   double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;
+  double reduce = 0;  ///< global reductions (allreduce_plan); 0 for the derivative pipeline
 };
 
 /// One priced plan.
@@ -33,9 +37,13 @@ struct Excluded {
   std::string reason;
 };
 
-/// What to search.
+/// What to search: a program (ProgramDescription, from the operation library) or the
+/// derivative pipeline (priced as the program describe_program() makes of it, with its
+/// fused compute priced from whole-pipeline measurements as before).
 struct SearchRequest {
   PipelineDescription pipeline;  ///< from describe_pipeline(): image size, halo, passes...
+  /// When set, the search prices this program and `pipeline` is ignored.
+  std::optional<ProgramDescription> program;
   int min_procs = 1;             ///< first P tried (>= 1)
   int max_procs = 1;             ///< last P tried (>= min_procs); min == max: exactly P
   ModelKind model = ModelKind::p3pc;
@@ -68,7 +76,10 @@ struct SearchResult {
 };
 
 /// Runs the search over `machine`. Deterministic. Throws InvalidArgument for a bad
-/// request (procs < 1, min > max), InvalidArgument if the model lacks parameters.
+/// request (procs < 1, min > max), InvalidArgument if the model lacks parameters, and
+/// for a program, InvalidArgument if the compute table lacks a primitive it uses
+/// (check_priceable in program.hpp). Every candidate is priced as price_program (or
+/// price_pipeline) prices it when the search simulates.
 /// Compute is priced from machine.compute on the slowest tile, times the rounds an
 /// oversubscribed node needs (placement.cores_per_node); when machine.compute is empty
 /// it is 0 (compute_priced = false).

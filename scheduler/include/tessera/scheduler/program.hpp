@@ -1,0 +1,144 @@
+#pragma once
+// Pricing of a whole user program (tessera::ProgramDescription) under one plan: each
+// step's cost and the phase totals. Communication steps are priced through the very
+// plans the executor runs (scatter_plan, exchange_plan at the step's halo, gather_plan,
+// allreduce_plan), compute steps from tessera-bench's primitive measurements. Pure: no
+// MPI, no SQL. The decomposition search (search.hpp) prices programs with the same
+// functions.
+#include <cstddef>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "tessera/plan.hpp"
+#include "tessera/program_description.hpp"
+#include "tessera/scheduler/algorithms.hpp"
+#include "tessera/scheduler/machine.hpp"
+#include "tessera/scheduler/model.hpp"
+#include "tessera/scheduler/search.hpp"
+
+namespace tessera::scheduler {
+
+/// The derivative pipeline as a program: `scatters` images scattered at the pipeline's
+/// halo, per exchange one exchange and the pipeline's 1-D passes as separable steps (y
+/// passes also produce the x-halo columns: region.x = halo.x), `gathers` images
+/// gathered. Operation names: "input", "gaussian derivatives", "output". Pure.
+ProgramDescription describe_program(const PipelineDescription& pipeline);
+
+/// How often each step runs in one run of the program: the product of
+/// expected_rounds over the loops (repeat_first .. loop end) holding it. Throws
+/// InvalidArgument for a malformed loop (repeat_first outside [0, end], expected_rounds
+/// below 1).
+std::vector<double> step_repeats(const ProgramDescription& program);
+
+/// The primitives the program's compute steps use that `table` has no points of
+/// (empty: every compute step can be priced).
+std::vector<Primitive> missing_primitives(const ProgramDescription& program, const ComputeTable& table);
+
+/// Makespan of allreduce_plan(procs, scalars) through the simulator, µs (0 for one rank).
+double allreduce_us(const CostModel& model, const Placement& placement, int procs, int scalars);
+
+/// TBB threads a rank computes with and rounds the busiest node needs when `procs`
+/// ranks share its cores (placement.cores_per_node), as the search charges them.
+int compute_threads(const Placement& placement, int procs);
+int compute_rounds(const Placement& placement, int procs);
+
+/// Cost of one step in one run of the program, µs: every image it moves and every
+/// repetition (loops) included; compute on the slowest tile class, times the rounds an
+/// oversubscribed node needs.
+struct StepCost {
+  std::size_t index = 0;  ///< into ProgramDescription::steps
+  ProgramStep::Kind kind = ProgramStep::Kind::compute;
+  std::string operation;
+  double repeats = 1;  ///< runs per program run (step_repeats)
+  double us = 0;
+};
+
+/// Cost of one user-level operation (all its steps), per phase.
+struct OperationCost {
+  std::string operation;
+  PhaseMicros us;
+};
+
+/// Throws InvalidArgument for a program that cannot be priced with `table`: a bad
+/// image size, count or loop, or primitives the table lacks (naming every one; a table
+/// with no compute measurements at all prices compute at 0 instead).
+void check_priceable(const ProgramDescription& program, const ComputeTable& table);
+
+/// A program priced under one plan. phases.total = scatter + exchange + compute +
+/// gather + reduce; the steps' costs add up to the phase totals, and so do the
+/// operations'.
+struct ProgramCost {
+  Plan plan;
+  ModelKind model = ModelKind::p3pc;
+  PhaseMicros phases;
+  std::vector<StepCost> steps;            ///< in program order
+  std::vector<OperationCost> operations;  ///< in order of first appearance
+  bool compute_priced = false;            ///< false: the machine has no compute measurements (compute 0)
+};
+
+/// Prices `program` under `plan` on `machine` with `model`, simulating every phase
+/// (real tiles and placement). Compute: per step, the primitive's ns per pixel
+/// (ComputeTable::primitive_ns_per_pixel, tile shape and `threads`) times the pixels it
+/// computes ((w + 2 region.x) x (h + 2 region.y)), on the tile class whose steps add up
+/// to the most; `threads` 0 = compute_threads(placement, P). A machine without any
+/// compute measurements prices compute at 0 (compute_priced false).
+/// Throws InvalidArgument for a bad program (size, loops) or a machine whose compute
+/// table lacks a primitive the program uses (naming it), InfeasiblePlan if a tile is
+/// narrower than a halo the program needs.
+ProgramCost price_program(const ProgramDescription& program, const Plan& plan, ModelKind model,
+                          const MachineParams& machine, int threads = 0);
+
+/// The derivative pipeline priced as a program (describe_program): communication as
+/// above, and its compute, when the table has pipeline or pass points, exactly as the
+/// search has always priced it (compute_us, the fused pipeline measured as a whole),
+/// spread over its passes in proportion to taps x pixels. Same throws.
+ProgramCost price_pipeline(const PipelineDescription& pipeline, const Plan& plan, ModelKind model,
+                           const MachineParams& machine, int threads = 0);
+
+/// {"plan": {...candidate...}, "predicted_us": {phases + "reduce"}, "operations":
+/// [{"operation", "predicted_us": {...}}], "steps": [{"index", "kind", "operation",
+/// "repeats", "us"}], "compute_priced"}.
+nlohmann::json to_json(const ProgramCost& cost);
+/// A readable breakdown: per operation and phase, then per step.
+std::string format_program_cost(const ProgramCost& cost);
+std::string_view to_string(ProgramStep::Kind kind);
+
+namespace detail {
+
+/// Everything about a program on one partition that does not depend on the algorithms
+/// chosen: the search prices a grid once and every algorithm combination from it.
+struct ProgramGrid {
+  std::string why;  ///< non-empty: the partition cannot hold a halo the program needs
+  std::vector<Halo> halos;             ///< distinct scatter/exchange halos
+  std::vector<CommCosts> comm;         ///< per halo
+  std::vector<int> halo_of;            ///< per step: index into halos (-1: none)
+  std::vector<double> repeats;         ///< per step
+  std::vector<double> fixed_us;        ///< per step: compute and reduce costs (every repeat)
+  bool compute_priced = false;
+  /// Phase totals of the algorithm-independent phases.
+  double compute = 0, reduce = 0;
+  /// The step's cost under `plan`'s algorithms, µs (every image and repeat).
+  double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
+  /// Phase totals under the algorithms of `plan` (grid ignored).
+  PhaseMicros phases(const ProgramDescription& program, const Plan& plan) const;
+};
+
+/// Per-thread caches of a search: one PriceCache per halo, allreduce makespans by
+/// (P, scalars).
+struct ProgramCache {
+  std::vector<PriceCache> per_halo;
+  std::vector<std::array<double, 3>> allreduce;  ///< (procs, scalars, us)
+};
+
+/// Prices `program` on `partition`. `fused` (the derivative pipeline the program was
+/// lowered from, or null): its compute is priced as compute_us prices it today (whole
+/// pipeline measurements), spread over its compute steps in proportion to taps x
+/// pixels, when the table has pipeline or pass points. `threads` 0 = compute_threads.
+ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescription* fused,
+                       const Partition& partition, const MachineParams& machine, const CostModel& model,
+                       Pricing pricing, ProgramCache* cache, int threads = 0);
+
+}  // namespace detail
+
+}  // namespace tessera::scheduler

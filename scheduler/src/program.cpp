@@ -1,0 +1,385 @@
+#include "tessera/scheduler/program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tessera/comm_plan.hpp"
+#include "tessera/error.hpp"
+#include "tessera/scheduler/compute.hpp"
+#include "tessera/scheduler/simulator.hpp"
+
+namespace tessera::scheduler {
+
+using Kind = ProgramStep::Kind;
+
+std::string_view to_string(ProgramStep::Kind kind) {
+  switch (kind) {
+    case Kind::scatter: return "scatter";
+    case Kind::exchange: return "exchange";
+    case Kind::compute: return "compute";
+    case Kind::reduce: return "reduce";
+    case Kind::gather: return "gather";
+  }
+  return "?";
+}
+
+ProgramDescription describe_program(const PipelineDescription& pl) {
+  ProgramDescription p;
+  p.width = pl.width;
+  p.height = pl.height;
+  p.halo = pl.halo;
+  ProgramStep scatter;
+  scatter.kind = Kind::scatter;
+  scatter.operation = "input";
+  scatter.images = pl.scatters;
+  scatter.halo = pl.halo;
+  p.steps.push_back(scatter);
+  for (int e = 0; e < pl.exchanges; ++e) {
+    ProgramStep exchange;
+    exchange.kind = Kind::exchange;
+    exchange.operation = "gaussian derivatives";
+    exchange.halo = pl.halo;
+    p.steps.push_back(exchange);
+    for (const FilterPass& pass : pl.passes) {
+      ProgramStep s;
+      s.kind = Kind::compute;
+      s.operation = "gaussian derivatives";
+      s.primitive = Primitive::separable;
+      s.axis = pass.axis;
+      s.taps = pass.taps;
+      // pass_pixels: a y pass also produces the x-halo columns the x passes read.
+      if (pass.axis == Axis::y) s.region = Halo{pl.halo.x, 0};
+      p.steps.push_back(s);
+    }
+  }
+  ProgramStep gather;
+  gather.kind = Kind::gather;
+  gather.operation = "output";
+  gather.images = pl.gathers;
+  p.steps.push_back(gather);
+  return p;
+}
+
+std::vector<double> step_repeats(const ProgramDescription& program) {
+  const auto& steps = program.steps;
+  std::vector<double> repeats(steps.size(), 1.0);
+  for (std::size_t j = 0; j < steps.size(); ++j) {
+    const ProgramStep& s = steps[j];
+    if (s.expected_rounds == 0 && s.repeat_first < 0) continue;
+    if (s.repeat_first < 0 || std::size_t(s.repeat_first) > j || s.expected_rounds < 1)
+      throw InvalidArgument("program step " + std::to_string(j) + " (" + s.operation +
+                            ") ends a loop badly: repeat_first " + std::to_string(s.repeat_first) +
+                            ", expected_rounds " + std::to_string(s.expected_rounds));
+    for (std::size_t i = std::size_t(s.repeat_first); i <= j; ++i) repeats[i] *= s.expected_rounds;
+  }
+  return repeats;
+}
+
+std::vector<Primitive> missing_primitives(const ProgramDescription& program, const ComputeTable& table) {
+  std::vector<Primitive> missing;
+  for (const auto& s : program.steps)
+    if (s.kind == Kind::compute && !table.has_primitive(s.primitive) &&
+        std::find(missing.begin(), missing.end(), s.primitive) == missing.end())
+      missing.push_back(s.primitive);
+  return missing;
+}
+
+double allreduce_us(const CostModel& model, const Placement& placement, int procs, int scalars) {
+  if (procs <= 1) return 0;
+  const AllreducePlan plan = allreduce_plan(procs, scalars);
+  Schedule s(procs);
+  for (int r = 0; r < procs; ++r)
+    for (const ReduceStep& st : plan.ranks[std::size_t(r)]) {
+      if (st.kind == ReduceStep::Kind::send) s.send(r, st.peer, plan.bytes(), Layout::cc);
+      else if (st.kind == ReduceStep::Kind::recv) s.recv(r, st.peer);
+      // combine: a few additions, below what the models resolve.
+    }
+  return simulate(s, model, placement).makespan_us;
+}
+
+int compute_threads(const Placement& place, int procs) {
+  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  // Fewer ranks than cores: the library gives each rank cores / ranks threads
+  // (Session::threads_for).
+  return place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
+}
+
+int compute_rounds(const Placement& place, int procs) {
+  // Ranks beyond the cores of a node take turns: the busiest node needs
+  // ceil(ranks on it / cores) rounds of the slowest tile.
+  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  return place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
+}
+
+namespace detail {
+
+double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const {
+  const ProgramStep& s = program.steps[i];
+  const double times = repeats[i] * double(s.images);
+  switch (s.kind) {
+    case Kind::scatter: return halo_of[i] < 0 ? 0.0 : times * comm[std::size_t(halo_of[i])].scatter[int(plan.scatter)];
+    case Kind::exchange:
+      return halo_of[i] < 0 ? 0.0 : times * comm[std::size_t(halo_of[i])].exchange[int(plan.exchange)];
+    case Kind::gather: return comm.empty() ? 0.0 : times * comm.front().gather[int(plan.gather)];
+    case Kind::compute:
+    case Kind::reduce: return fixed_us[i];
+  }
+  return 0;
+}
+
+PhaseMicros ProgramGrid::phases(const ProgramDescription& program, const Plan& plan) const {
+  PhaseMicros t;
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const Kind k = program.steps[i].kind;
+    if (k == Kind::scatter) t.scatter += step_us(i, program, plan);
+    else if (k == Kind::exchange) t.exchange += step_us(i, program, plan);
+    else if (k == Kind::gather) t.gather += step_us(i, program, plan);
+  }
+  t.compute = compute;
+  t.reduce = reduce;
+  t.total = t.scatter + t.exchange + t.compute + t.gather + t.reduce;
+  return t;
+}
+
+namespace {
+
+// Pixels a compute step produces on a w x h tile.
+double step_pixels(const ProgramStep& s, int w, int h) {
+  return (double(w) + 2.0 * s.region.x) * (double(h) + 2.0 * s.region.y);
+}
+
+int step_size(const ProgramStep& s) {
+  return s.primitive == Primitive::separable || s.primitive == Primitive::neighbourhood ? s.taps : s.ops;
+}
+
+// Compute of every step on the slowest tile class, µs per step (every repeat), from the
+// primitive points.
+std::vector<double> primitive_compute(const ProgramDescription& program, const std::vector<double>& repeats,
+                                      const Partition& part, const ComputeTable& table, int threads) {
+  std::vector<double> best(program.steps.size(), 0.0), cur(program.steps.size(), 0.0);
+  double worst = -1;
+  for (const auto& shape : part.tile_shapes()) {
+    double sum = 0;
+    for (std::size_t i = 0; i < program.steps.size(); ++i) {
+      const ProgramStep& s = program.steps[i];
+      cur[i] = 0;
+      if (s.kind != Kind::compute) continue;
+      const double ns = table.primitive_ns_per_pixel(s.primitive, s.axis == Axis::x ? 0 : 1, step_size(s),
+                                                     threads, shape.width, shape.height);
+      cur[i] = repeats[i] * ns * step_pixels(s, shape.width, shape.height) / 1000.0;
+      sum += cur[i];
+    }
+    if (sum > worst) {
+      worst = sum;
+      best = cur;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescription* fused,
+                       const Partition& part, const MachineParams& machine, const CostModel& model,
+                       Pricing pricing, ProgramCache* cache, int threads) {
+  ProgramGrid g;
+  const auto& steps = program.steps;
+  g.repeats = step_repeats(program);
+  g.why = infeasibility(part, program.halo);
+  if (!g.why.empty()) return g;
+  // Distinct halos of the scatters and exchanges; an exchange of no halo moves nothing.
+  g.halo_of.assign(steps.size(), -1);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const ProgramStep& s = steps[i];
+    if (s.kind != Kind::scatter && s.kind != Kind::exchange) continue;
+    if (s.kind == Kind::exchange && s.halo.x == 0 && s.halo.y == 0) continue;
+    auto it = std::find_if(g.halos.begin(), g.halos.end(),
+                           [&](const Halo& h) { return h.x == s.halo.x && h.y == s.halo.y; });
+    if (it == g.halos.end()) {
+      g.why = infeasibility(part, s.halo);
+      if (!g.why.empty()) return g;
+      it = g.halos.insert(g.halos.end(), s.halo);
+    }
+    g.halo_of[i] = int(it - g.halos.begin());
+  }
+  // Gathers do not depend on the halo: any halo's costs serve (the program's own if no
+  // step names one).
+  if (g.halos.empty()) g.halos.push_back(program.halo);
+  if (cache && cache->per_halo.size() < g.halos.size()) cache->per_halo.resize(g.halos.size());
+  for (std::size_t h = 0; h < g.halos.size(); ++h)
+    g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
+                                         cache ? &cache->per_halo[h] : nullptr, machine.copy));
+
+  // Reductions: the allreduce plan of `images` scalars over every rank.
+  g.fixed_us.assign(steps.size(), 0.0);
+  const int P = part.procs();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != Kind::reduce) continue;
+    double us = -1;
+    if (cache)
+      for (const auto& e : cache->allreduce)
+        if (int(e[0]) == P && int(e[1]) == steps[i].images) us = e[2];
+    if (us < 0) {
+      us = allreduce_us(model, machine.placement, P, std::max(1, steps[i].images));
+      if (cache) cache->allreduce.push_back({double(P), double(steps[i].images), us});
+    }
+    g.fixed_us[i] = g.repeats[i] * us;
+    g.reduce += g.fixed_us[i];
+  }
+
+  // Compute.
+  const ComputeTable& table = machine.compute;
+  const int rounds = compute_rounds(machine.placement, P);
+  if (threads <= 0) threads = compute_threads(machine.placement, P);
+  g.compute_priced = !table.empty();
+  if (!g.compute_priced) return g;
+  std::vector<double> compute;
+  if (fused && table.prices_pipeline()) {
+    // The derivative pipeline's fused compute, as compute_us has always priced it; its
+    // steps share it in proportion to taps x pixels (the work each pass does).
+    g.compute = rounds * compute_us(table, part, *fused, threads);
+    double weight_sum = 0;
+    compute.assign(steps.size(), 0.0);
+    const Box t0 = part.tile(0);
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].kind == Kind::compute) {
+        compute[i] = g.repeats[i] * step_size(steps[i]) * step_pixels(steps[i], t0.width, t0.height);
+        weight_sum += compute[i];
+      }
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].kind == Kind::compute) g.fixed_us[i] = weight_sum > 0 ? g.compute * compute[i] / weight_sum : 0;
+    return g;
+  }
+  compute = primitive_compute(program, g.repeats, part, table, threads);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == Kind::compute) {
+      g.fixed_us[i] = rounds * compute[i];
+      g.compute += g.fixed_us[i];
+    }
+  return g;
+}
+
+}  // namespace detail
+
+namespace {
+void check_program(const ProgramDescription& program) {
+  if (program.width < 1 || program.height < 1) throw InvalidArgument("program image size must be at least 1x1");
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& s = program.steps[i];
+    if (s.images < 0 || s.taps < 1 || s.ops < 1 || s.region.x < 0 || s.region.y < 0 || s.halo.x < 0 ||
+        s.halo.y < 0)
+      throw InvalidArgument("program step " + std::to_string(i) + " (" + s.operation +
+                            ") has a negative count, halo or region, or fewer than 1 tap or op");
+  }
+}
+}  // namespace
+
+void check_priceable(const ProgramDescription& program, const ComputeTable& table) {
+  check_program(program);
+  step_repeats(program);
+  if (table.empty()) return;  // compute unpriced (0), as for the derivative pipeline
+  const auto missing = missing_primitives(program, table);
+  if (missing.empty()) return;
+  std::string names;
+  for (Primitive p : missing) names += (names.empty() ? "'" : ", '") + std::string(to_string(p)) + "'";
+  throw InvalidArgument("the machine's compute measurements have no " + names +
+                        " primitive rows, which this program needs; measure them with "
+                        "tessera-bench --modes compute (a database from before the primitive kernels)");
+}
+
+namespace {
+ProgramCost price(const ProgramDescription& program, const PipelineDescription* fused, const Plan& plan,
+                  ModelKind model_kind, const MachineParams& machine, int threads) {
+  if (!(fused && machine.compute.prices_pipeline())) check_priceable(program, machine.compute);
+  const auto model = make_model(model_kind, machine);
+  const Partition part(program.width, program.height, plan.grid);
+  const auto g = detail::price_grid(program, fused, part, machine, *model, Pricing::simulate, nullptr, threads);
+  if (!g.why.empty()) throw InfeasiblePlan(to_string(plan.grid) + ": " + g.why);
+  ProgramCost out;
+  out.plan = plan;
+  out.model = model_kind;
+  out.compute_priced = g.compute_priced;
+  out.phases = g.phases(program, plan);
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& s = program.steps[i];
+    const double us = g.step_us(i, program, plan);
+    out.steps.push_back({i, s.kind, s.operation, g.repeats[i], us});
+    auto it = std::find_if(out.operations.begin(), out.operations.end(),
+                           [&](const OperationCost& o) { return o.operation == s.operation; });
+    if (it == out.operations.end()) it = out.operations.insert(out.operations.end(), {s.operation, {}});
+    auto& t = it->us;
+    switch (s.kind) {
+      case Kind::scatter: t.scatter += us; break;
+      case Kind::exchange: t.exchange += us; break;
+      case Kind::compute: t.compute += us; break;
+      case Kind::reduce: t.reduce += us; break;
+      case Kind::gather: t.gather += us; break;
+    }
+    t.total += us;
+  }
+  return out;
+}
+}  // namespace
+
+ProgramCost price_program(const ProgramDescription& program, const Plan& plan, ModelKind model,
+                          const MachineParams& machine, int threads) {
+  return price(program, nullptr, plan, model, machine, threads);
+}
+
+ProgramCost price_pipeline(const PipelineDescription& pipeline, const Plan& plan, ModelKind model,
+                           const MachineParams& machine, int threads) {
+  return price(describe_program(pipeline), &pipeline, plan, model, machine, threads);
+}
+
+namespace {
+nlohmann::json phases_json(const PhaseMicros& t) {
+  return {{"scatter", t.scatter}, {"exchange", t.exchange}, {"compute", t.compute},
+          {"reduce", t.reduce},   {"gather", t.gather},     {"total", t.total}};
+}
+}  // namespace
+
+nlohmann::json to_json(const ProgramCost& c) {
+  nlohmann::json j;
+  j["plan"] = to_json(Candidate{c.plan, c.phases}, c.model);
+  j["predicted_us"] = phases_json(c.phases);
+  auto& ops = j["operations"] = nlohmann::json::array();
+  for (const auto& o : c.operations) ops.push_back({{"operation", o.operation}, {"predicted_us", phases_json(o.us)}});
+  auto& steps = j["steps"] = nlohmann::json::array();
+  for (const auto& s : c.steps)
+    steps.push_back({{"index", s.index},
+                     {"kind", std::string(to_string(s.kind))},
+                     {"operation", s.operation},
+                     {"repeats", s.repeats},
+                     {"us", s.us}});
+  j["compute_priced"] = c.compute_priced;
+  return j;
+}
+
+std::string format_program_cost(const ProgramCost& c) {
+  std::ostringstream out;
+  char line[256];
+  out << "cost per operation (us), plan " << describe(c.plan) << ", model " << to_string(c.model)
+      << (c.compute_priced ? "" : ", compute unpriced") << ":\n";
+  std::snprintf(line, sizeof line, "  %-30s %11s %11s %11s %11s %11s %11s\n", "operation", "scatter", "exchange",
+                "compute", "reduce", "gather", "total");
+  out << line;
+  auto row = [&](const std::string& name, const PhaseMicros& t) {
+    std::snprintf(line, sizeof line, "  %-30s %11.1f %11.1f %11.1f %11.1f %11.1f %11.1f\n", name.c_str(), t.scatter,
+                  t.exchange, t.compute, t.reduce, t.gather, t.total);
+    out << line;
+  };
+  for (const auto& o : c.operations) row(o.operation, o.us);
+  row("(all)", c.phases);
+  out << "steps:\n";
+  for (const auto& s : c.steps) {
+    std::snprintf(line, sizeof line, "  %3zu %-9s %-30s x%-6g %11.1f\n", s.index,
+                  std::string(to_string(s.kind)).c_str(), s.operation.c_str(), s.repeats, s.us);
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,340 @@
+// Whole-program pricing: hand-computed P-3PC values for multi-operation programs, step
+// costs adding up to the phases, the derivative pipeline priced as a program equal to
+// the search's pricing, missing primitive rows refused. Pure.
+#include "tessera/scheduler/program.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "tessera/error.hpp"
+
+using namespace tessera;
+using namespace tessera::scheduler;
+
+namespace {
+
+// Every message, whatever its size and layout: T_send = 1, T_recv = 2, T_full = 5 µs.
+P3pcTable constant_paths() {
+  P3pcTable t;
+  const double us[3] = {1, 2, 5};
+  for (Path p : kPaths)
+    for (Layout l : kLayouts) t.curve(p, l) = PiecewiseLinear({{0, us[int(p)]}, {1e6, us[int(p)]}});
+  return t;
+}
+
+// Primitive points measured on 8x4 tiles, one thread (ns per pixel):
+// pixelwise 1000 + 500 (ops - 1), neighbourhood 3x3 4000, 5x5 6000, separable 100 per tap.
+std::vector<PrimitivePoint> primitives() {
+  return {{Primitive::pixelwise, 0, 1, 1, 8, 4, 1000},     {Primitive::pixelwise, 0, 3, 1, 8, 4, 2000},
+          {Primitive::neighbourhood, 0, 3, 1, 8, 4, 4000}, {Primitive::neighbourhood, 0, 5, 1, 8, 4, 6000},
+          {Primitive::separable, 0, 3, 1, 8, 4, 300},      {Primitive::separable, 0, 9, 1, 8, 4, 900},
+          {Primitive::reduction, 0, 1, 1, 8, 4, 700}};
+}
+
+MachineParams machine(std::vector<PrimitivePoint> prims = primitives()) {
+  MachineParams m;
+  m.name = "program";
+  m.p3pc[int(Level::inter)] = constant_paths();
+  m.placement.ranks_per_node = 1;  // every pair inter-node, one core each
+  m.compute = ComputeTable({}, {}, std::move(prims));
+  return m;
+}
+
+ProgramStep comm(ProgramStep::Kind kind, const char* op, int images, Halo halo = {}) {
+  ProgramStep s;
+  s.kind = kind;
+  s.operation = op;
+  s.images = images;
+  s.halo = halo;
+  return s;
+}
+ProgramStep compute(const char* op, Primitive p, int size, Halo region = {}) {
+  ProgramStep s;
+  s.kind = ProgramStep::Kind::compute;
+  s.operation = op;
+  s.primitive = p;
+  (p == Primitive::neighbourhood || p == Primitive::separable ? s.taps : s.ops) = size;
+  s.region = region;
+  return s;
+}
+
+// An edge-detector-like program on an 8x8 image: scatter; a pixel-wise chain behind an
+// exchange at halo 1; a 5x5 neighbourhood behind an exchange at halo 2; a max; a loop
+// of exchange + propagation + "changed?" reduction, 3 rounds expected; two gathers.
+ProgramDescription edge_like() {
+  using K = ProgramStep::Kind;
+  ProgramDescription p;
+  p.width = 8;
+  p.height = 8;
+  p.halo = Halo{2, 2};
+  p.steps = {comm(K::scatter, "input", 1, {2, 2}),
+             comm(K::exchange, "smooth", 1, {1, 1}),
+             compute("smooth", Primitive::pixelwise, 2),
+             comm(K::exchange, "nms", 1, {2, 2}),
+             compute("nms", Primitive::neighbourhood, 5, {1, 0}),
+             comm(K::reduce, "max", 1),
+             comm(K::exchange, "hysteresis", 1, {1, 1}),
+             compute("hysteresis", Primitive::pixelwise, 1),
+             comm(K::reduce, "hysteresis", 1),
+             comm(K::gather, "output", 2)};
+  p.steps[8].repeat_first = 6;
+  p.steps[8].expected_rounds = 3;
+  return p;
+}
+
+void expect_steps_add_up(const ProgramCost& c) {
+  PhaseMicros sum;
+  for (const auto& s : c.steps) {
+    switch (s.kind) {
+      case ProgramStep::Kind::scatter: sum.scatter += s.us; break;
+      case ProgramStep::Kind::exchange: sum.exchange += s.us; break;
+      case ProgramStep::Kind::compute: sum.compute += s.us; break;
+      case ProgramStep::Kind::reduce: sum.reduce += s.us; break;
+      case ProgramStep::Kind::gather: sum.gather += s.us; break;
+    }
+  }
+  const auto& t = c.phases;
+  const double tol = 1e-9 * std::max(1.0, t.total);
+  EXPECT_NEAR(sum.scatter, t.scatter, tol);
+  EXPECT_NEAR(sum.exchange, t.exchange, tol);
+  EXPECT_NEAR(sum.compute, t.compute, tol);
+  EXPECT_NEAR(sum.reduce, t.reduce, tol);
+  EXPECT_NEAR(sum.gather, t.gather, tol);
+  EXPECT_NEAR(t.scatter + t.exchange + t.compute + t.reduce + t.gather, t.total, tol);
+  PhaseMicros ops;
+  for (const auto& o : c.operations) ops.total += o.us.total, ops.compute += o.us.compute;
+  EXPECT_NEAR(ops.total, t.total, tol);
+  EXPECT_NEAR(ops.compute, t.compute, tol);
+}
+
+}  // namespace
+
+TEST(ProgramPricing, HandComputedOnTwoRanks) {
+  // 1x2: two 8x4 tiles, one message per communication on P = 2.
+  //  scatter (oft, sbt alike): one message, rank 1 done at max(R, F) = 5;
+  //  exchange nonblocking: each rank sends and receives once, done at max(S, R, F) = 5;
+  //    at halo 1 and at halo 2 alike (constant table); the loop's runs 3 times;
+  //  allreduce: rank 1's partial arrives at F = 5, rank 0 sends the result back at 5,
+  //    it arrives at 5 + F = 10;
+  //  gather (oft): one message, max(R, F) = 5, per image: 2 images = 10;
+  //  compute on an 8x4 tile: pixelwise 2 ops 1500 ns x 32 px = 48 us; 5x5 over
+  //    (8 + 2) x 4 = 40 px x 6000 ns = 240 us; pixelwise 1 op 32 px x 1000 ns = 32 us,
+  //    3 rounds = 96 us.
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const ProgramCost c = price_program(edge_like(), plan, ModelKind::p3pc, machine());
+  EXPECT_DOUBLE_EQ(c.phases.scatter, 5);
+  EXPECT_DOUBLE_EQ(c.phases.exchange, 5 + 5 + 3 * 5);
+  EXPECT_DOUBLE_EQ(c.phases.compute, 48 + 240 + 3 * 32);
+  EXPECT_DOUBLE_EQ(c.phases.reduce, 10 + 3 * 10);
+  EXPECT_DOUBLE_EQ(c.phases.gather, 10);
+  EXPECT_DOUBLE_EQ(c.phases.total, 5 + 25 + 384 + 40 + 10);
+  EXPECT_TRUE(c.compute_priced);
+  ASSERT_EQ(c.steps.size(), 10u);
+  EXPECT_DOUBLE_EQ(c.steps[6].repeats, 3);
+  EXPECT_DOUBLE_EQ(c.steps[5].repeats, 1);
+  EXPECT_DOUBLE_EQ(c.steps[4].us, 240);
+  expect_steps_add_up(c);
+  // Per operation: hysteresis = its exchange, compute and reduction, 3 rounds each.
+  ASSERT_EQ(c.operations.size(), 6u);
+  EXPECT_EQ(c.operations[4].operation, "hysteresis");
+  EXPECT_DOUBLE_EQ(c.operations[4].us.total, 3 * (5 + 32 + 10));
+  EXPECT_DOUBLE_EQ(c.operations[4].us.exchange, 15);
+
+  // 4step: down (rank 1 has it at F = 5), then up: rank 1 sends at 5, rank 0 has it at
+  // 5 + F = 10.
+  Plan four = plan;
+  four.exchange = ExchangeAlgorithm::four_step;
+  const ProgramCost f = price_program(edge_like(), four, ModelKind::p3pc, machine());
+  EXPECT_DOUBLE_EQ(f.phases.exchange, 5 * 10);
+  EXPECT_DOUBLE_EQ(f.phases.total, c.phases.total + 25);
+}
+
+TEST(ProgramPricing, HandComputedOnOneAndThreeRanks) {
+  // P = 1: no communication at all; one 8x8 tile priced from the 8x4 points:
+  // 64 x 1500 ns + (10 x 8) x 6000 ns + 3 x 64 x 1000 ns = 96 + 480 + 192 us.
+  const ProgramCost one = price_program(edge_like(), Plan{Grid{1, 1}}, ModelKind::p3pc, machine());
+  EXPECT_DOUBLE_EQ(one.phases.scatter + one.phases.exchange + one.phases.reduce + one.phases.gather, 0);
+  EXPECT_DOUBLE_EQ(one.phases.compute, 96 + 480 + 192);
+
+  // 1x3 on 8x8: tiles 8x3, 8x3, 8x2 (the slowest is 8x3, 24 px; its nms step 10 x 3 px).
+  // Allreduce over 3 ranks (tree 0 <- 2, 0 <- 1... children of 0: 2, 1): rank 0 receives
+  // 1's partial (posted at 0: max(R, F) = 5) then 2's (max(5 + 2, 0 + 5) = 7); sends the
+  // result to 2 (at 7, busy to 8) then 1 (at 8): rank 2 has it at 12, rank 1 at 13.
+  const Plan plan{Grid{1, 3}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const ProgramCost c = price_program(edge_like(), plan, ModelKind::p3pc, machine());
+  EXPECT_DOUBLE_EQ(c.phases.reduce, 4 * 13);
+  EXPECT_DOUBLE_EQ(c.phases.compute, 24 * 1.5 + 30 * 6 + 3 * 24 * 1.0);
+  // oft scatter on 3 ranks: the root sends to 1 (busy 0..1), then to 2 (1..2): rank 2
+  // has it at 1 + F = 6.
+  EXPECT_DOUBLE_EQ(c.phases.scatter, 6);
+  // oft gather of 2 images: the root receives 1's (max(R, F) = 5), then 2's
+  // (max(5 + R, F) = 7): 7 per image.
+  EXPECT_DOUBLE_EQ(c.phases.gather, 2 * 7);
+  expect_steps_add_up(c);
+  EXPECT_DOUBLE_EQ(allreduce_us(*make_model(ModelKind::p3pc, machine()), machine().placement, 3, 1), 13);
+}
+
+TEST(ProgramPricing, EveryExchangeAtItsOwnHalo) {
+  // T_full,* = 5 + 0.1 us per byte: an exchange's price grows with its halo. On 1x2 the
+  // y messages are (8 + 2 hx) x hy floats: 40 bytes at halo 1 (F = 9), 96 bytes at halo 2
+  // (F = 14.6); nonblocking: each rank done at F.
+  MachineParams m = machine();
+  for (Path p : kPaths)
+    for (Layout l : kLayouts)
+      m.p3pc[int(Level::inter)].curve(p, l) = PiecewiseLinear({{0, p == Path::full ? 5.0 : 1.0},
+                                                               {1000, p == Path::full ? 105.0 : 1.0}});
+  ProgramDescription prog;
+  prog.width = prog.height = 8;
+  prog.halo = {2, 2};
+  prog.steps = {comm(ProgramStep::Kind::exchange, "a", 1, {1, 1}), comm(ProgramStep::Kind::exchange, "b", 3, {2, 2})};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const ProgramCost c = price_program(prog, plan, ModelKind::p3pc, m);
+  ASSERT_EQ(c.steps.size(), 2u);
+  EXPECT_NEAR(c.steps[0].us, 9, 1e-9);
+  EXPECT_NEAR(c.steps[1].us, 3 * 14.6, 1e-9);
+  // An exchange of no halo moves nothing.
+  prog.steps.push_back(comm(ProgramStep::Kind::exchange, "c", 1, {0, 0}));
+  EXPECT_DOUBLE_EQ(price_program(prog, plan, ModelKind::p3pc, m).steps[2].us, 0);
+}
+
+TEST(ProgramPricing, DerivativePipelineAsAProgramEqualsTheSearch) {
+  // The search's candidates for the derivative pipeline, priced one by one as a program.
+  P3pcTable t;
+  const double v[12][3] = {{5.98, 61.72, 4355.45},   {8.04, 60.74, 4363.35},   {7.93, 248.88, 5722.00},
+                           {8.29, 133.88, 5582.23},  {14.86, 58.08, 5754.93},  {14.89, 127.30, 9527.59},
+                           {14.43, 46.56, 5517.28},  {14.82, 125.05, 9340.63}, {23.61, 131.39, 4506.32},
+                           {25.54, 214.10, 8665.39}, {27.05, 206.94, 6696.30}, {24.47, 287.89, 11746.29}};
+  for (int i = 0; i < 12; ++i)
+    t.curves[std::size_t(i)] = PiecewiseLinear({{0, v[i][0]}, {4096, v[i][1]}, {204800, v[i][2]}});
+  MachineParams m;
+  m.p3pc[int(Level::inter)] = t;
+  m.placement = {2, 2};
+  m.copy = CopyCost{50, 0.5};
+  const std::vector<ComputeTable> tables = {
+      ComputeTable({{0, 7, 64, 64, 2.0}, {1, 7, 64, 64, 3.0}, {0, 39, 64, 64, 9.0}, {1, 39, 64, 64, 11.0}}),
+      ComputeTable({}, {{40, 1, 64, 64, 20.0}, {200, 1, 64, 64, 90.0}, {40, 2, 64, 64, 11.0}})};
+  for (const auto& table : tables) {
+    m.compute = table;
+    GaussianOptions o;
+    o.sigma = 1.5;
+    SearchRequest req;
+    req.pipeline = describe_pipeline(61, 47, o);
+    req.max_procs = 7;
+    const SearchResult r = search(req, m);
+    ASSERT_EQ(r.pricing, Pricing::simulate);
+    ASSERT_GT(r.ranking.size(), 50u);
+    for (const Candidate& cand : r.ranking) {
+      const ProgramCost c = price_pipeline(req.pipeline, cand.plan, ModelKind::p3pc, m);
+      EXPECT_EQ(c.phases.scatter, cand.predicted.scatter) << describe(cand.plan);
+      EXPECT_EQ(c.phases.exchange, cand.predicted.exchange) << describe(cand.plan);
+      EXPECT_EQ(c.phases.compute, cand.predicted.compute) << describe(cand.plan);
+      EXPECT_EQ(c.phases.gather, cand.predicted.gather) << describe(cand.plan);
+      EXPECT_EQ(c.phases.reduce, 0);
+      EXPECT_EQ(c.phases.total, cand.predicted.total) << describe(cand.plan);
+      // And as today's pieces: one scatter, one exchange, five gathers, compute_us.
+      const Partition part(61, 47, cand.plan.grid);
+      const auto model = make_model(ModelKind::p3pc, m);
+      const CommCosts cc = price_communication(*model, part, req.pipeline.halo, m.placement, Pricing::simulate,
+                                               nullptr, m.copy);
+      EXPECT_EQ(c.phases.gather, 5 * cc.gather[int(cand.plan.gather)]);
+      EXPECT_EQ(c.phases.exchange, cc.exchange[int(cand.plan.exchange)]);
+      EXPECT_EQ(c.phases.compute, compute_rounds(m.placement, cand.plan.procs()) *
+                                      compute_us(table, part, req.pipeline,
+                                                 compute_threads(m.placement, cand.plan.procs())));
+      expect_steps_add_up(c);
+    }
+  }
+}
+
+TEST(ProgramPricing, SearchPicksTheCheapestPlanOfTheProgram) {
+  const auto m = machine();
+  SearchRequest req;
+  req.program = edge_like();
+  req.max_procs = 4;
+  const SearchResult r = search(req, m);
+  ASSERT_FALSE(r.ranking.empty());
+  EXPECT_TRUE(r.compute_priced);
+  // Every candidate is its program's price, and the ranking is by total.
+  for (std::size_t i = 0; i < r.ranking.size(); ++i) {
+    const auto& cand = r.ranking[i];
+    const ProgramCost c = price_program(*req.program, cand.plan, ModelKind::p3pc, m);
+    EXPECT_EQ(c.phases.total, cand.predicted.total) << describe(cand.plan);
+    EXPECT_EQ(c.phases.reduce, cand.predicted.reduce) << describe(cand.plan);
+    if (i > 0) EXPECT_LE(r.ranking[i - 1].predicted.total, cand.predicted.total);
+  }
+  // Whatever grids the search excludes, it excludes for the program's halo.
+  for (const auto& e : r.excluded) EXPECT_FALSE(infeasibility(Partition(8, 8, e.grid), Halo{2, 2}).empty());
+  // Here compute dominates (hundreds of us per tile against a few us per message): the
+  // most ranks with the smallest tiles win.
+  EXPECT_EQ(r.chosen().plan.procs(), 4);
+  // The JSON names the reduction phase.
+  const auto j = to_json(r);
+  EXPECT_TRUE(j["chosen"]["predicted_us"].contains("reduce"));
+  // keep_all off offers the best of each grid, the same winner.
+  req.keep_all = false;
+  EXPECT_EQ(search(req, m).chosen().plan, r.chosen().plan);
+}
+
+TEST(ProgramPricing, MissingPrimitiveRowsAreAnErrorNamingThem) {
+  std::vector<PrimitivePoint> only_pixelwise;
+  for (const auto& p : primitives())
+    if (p.primitive == Primitive::pixelwise) only_pixelwise.push_back(p);
+  const auto m = machine(only_pixelwise);
+  const Plan plan{Grid{1, 2}};
+  try {
+    price_program(edge_like(), plan, ModelKind::p3pc, m);
+    FAIL() << "priced a program whose neighbourhood step has no measurements";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("neighbourhood"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("pixelwise"), std::string::npos) << e.what();
+  }
+  SearchRequest req;
+  req.program = edge_like();
+  req.max_procs = 2;
+  EXPECT_THROW(search(req, m), InvalidArgument);
+  EXPECT_EQ(missing_primitives(edge_like(), m.compute), std::vector<Primitive>{Primitive::neighbourhood});
+  // A machine without any compute measurements prices compute at 0, as for the pipeline.
+  MachineParams none = machine({});
+  const ProgramCost c = price_program(edge_like(), plan, ModelKind::p3pc, none);
+  EXPECT_FALSE(c.compute_priced);
+  EXPECT_EQ(c.phases.compute, 0);
+  EXPECT_DOUBLE_EQ(c.phases.reduce, 40);
+}
+
+TEST(ProgramPricing, MalformedProgramsAreRefused) {
+  auto bad_loop = edge_like();
+  bad_loop.steps[8].repeat_first = 9;  // after its own end
+  EXPECT_THROW(price_program(bad_loop, Plan{Grid{1, 2}}, ModelKind::p3pc, machine()), InvalidArgument);
+  auto no_rounds = edge_like();
+  no_rounds.steps[8].expected_rounds = 0;
+  EXPECT_THROW(price_program(no_rounds, Plan{Grid{1, 2}}, ModelKind::p3pc, machine()), InvalidArgument);
+  auto empty = edge_like();
+  empty.width = 0;
+  EXPECT_THROW(price_program(empty, Plan{Grid{1, 2}}, ModelKind::p3pc, machine()), InvalidArgument);
+  // A halo wider than the tiles: the plan is infeasible.
+  EXPECT_THROW(price_program(edge_like(), Plan{Grid{1, 8}}, ModelKind::p3pc, machine()), InfeasiblePlan);
+}
+
+TEST(PrimitiveTable, InterpolatesInSizeThreadsAndTile) {
+  const ComputeTable t({}, {},
+                       {{Primitive::pixelwise, 0, 1, 1, 64, 64, 2.0},
+                        {Primitive::pixelwise, 0, 5, 1, 64, 64, 6.0},
+                        {Primitive::pixelwise, 0, 1, 2, 64, 64, 1.0},
+                        {Primitive::pixelwise, 0, 5, 2, 64, 64, 3.0},
+                        {Primitive::pixelwise, 0, 1, 1, 1024, 1024, 4.0},
+                        {Primitive::separable, 1, 3, 1, 64, 64, 1.5}});
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 3, 1, 64, 64), 4.0);  // a + b ops
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 9, 1, 64, 64), 10.0);  // extended
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 3, 2, 64, 64), 2.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 3, 4, 64, 64), 1.0);  // 2 threads' x 2/4
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 2000, 2000), 4.0);  // nearest area
+  // Separable measured along y only: x passes use it.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::separable, 0, 3, 1, 64, 64), 1.5);
+  EXPECT_TRUE(t.has_primitive(Primitive::separable));
+  EXPECT_FALSE(t.has_primitive(Primitive::reduction));
+  EXPECT_THROW(t.primitive_ns_per_pixel(Primitive::reduction, 0, 1, 1, 64, 64), InvalidArgument);
+  EXPECT_FALSE(t.prices_pipeline());
+  EXPECT_THROW(ComputeTable({}, {}, {{Primitive::pixelwise, 0, 0, 1, 8, 8, 1.0}}), InvalidArgument);
+}
