@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "program_graph.hpp"
@@ -317,7 +318,9 @@ Stage::Kind kind_of(Op op) {
 }
 
 // Compiles the fused chain rooted at `root` (inlining unmaterialised pixel-wise args).
-int compile(const Graph& g, const Lowered& l, int node, bool root, PixelProgram& p) {
+int compile(const Graph& g, const Lowered& l, int node, bool root, PixelProgram& p, std::map<int, int>& done) {
+  // A node the chain reads twice (a leaf, or an inlined (a + c) in t * t) is one register.
+  if (auto it = done.find(node); it != done.end()) return it->second;
   const Node& n = g.nodes[std::size_t(node)];
   PixelProgram::Instr in;
   if (!root && (!is_pixelwise(n.op) || l.materialised[std::size_t(node)])) {
@@ -329,7 +332,7 @@ int compile(const Graph& g, const Lowered& l, int node, bool root, PixelProgram&
     for (std::size_t i = 0; i < n.args.size(); ++i) {
       const Operand& a = n.args[i];
       if (a.image) {
-        regs[i] = compile(g, l, a.id, false, p);
+        regs[i] = compile(g, l, a.id, false, p, done);
       } else {
         PixelProgram::Instr s;
         s.op = Op::s_const;
@@ -344,6 +347,7 @@ int compile(const Graph& g, const Lowered& l, int node, bool root, PixelProgram&
     in.c = regs[2];
   }
   p.code.push_back(in);
+  done[node] = int(p.code.size()) - 1;
   return int(p.code.size()) - 1;
 }
 
@@ -367,9 +371,12 @@ Lowered lower(const Graph& g) {
   }
   for (std::size_t i = count; i-- > 0;) {
     if (!l.live[i]) continue;
-    for (const Operand& a : g.nodes[i].args) {
-      l.live[std::size_t(a.id)] = true;
-      if (a.image) ++uses[std::size_t(a.id)];
+    const auto& args = g.nodes[i].args;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+      l.live[std::size_t(args[k].id)] = true;
+      bool repeated = false;  // a * a reads a once: it counts as one reader
+      for (std::size_t j = 0; j < k; ++j) repeated = repeated || (args[j].image && args[j].id == args[k].id);
+      if (args[k].image && !repeated) ++uses[std::size_t(args[k].id)];
     }
   }
   if (!l.live[std::size_t(g.input)]) l.live[std::size_t(g.input)] = true;  // always scattered
@@ -402,7 +409,10 @@ Lowered lower(const Graph& g) {
   for (std::size_t i = 0; i < count; ++i)
     if (l.live[i] && l.materialised[i]) l.max_halo = widest(l.max_halo, l.buffer_halo[i]);
   for (std::size_t i = 0; i < count; ++i)
-    if (l.live[i] && l.materialised[i] && is_pixelwise(g.nodes[i].op)) compile(g, l, int(i), true, l.pixel[i]);
+    if (l.live[i] && l.materialised[i] && is_pixelwise(g.nodes[i].op)) {
+      std::map<int, int> done;
+      compile(g, l, int(i), true, l.pixel[i], done);
+    }
 
   // Stages, in program order. Separable filters of one input run as one group, at the
   // first of them. Halo exchanges go right before the first stage that needs them.
