@@ -66,6 +66,7 @@ int run(const tessera::Session& session, int argc, char** argv) {
       "T: corners need H > T * max H")("max", po::value<long long>(&max), "at most N corners (default all)");
   tessera::Program program;
   const bool go = tessera::apps::parse_app_options(session, argc, argv, d, o, kName, [&] {
+    tessera::validate(tessera::GaussianOptions{o.sigma, o.radius});
     if (harris.rho == 0) harris.rho = 2 * o.sigma;
     if (!(harris.rho > 0)) throw tessera::InvalidArgument("--rho must be positive");
     if (!std::isfinite(harris.k) || !std::isfinite(harris.threshold))
