@@ -16,7 +16,8 @@
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/io.hpp"
-#include "tessera/pipeline.hpp"
+#include "tessera/apps/gauss.hpp"
+#include "tessera/program.hpp"
 #include "tessera/statistics.hpp"
 #include "tessera/planning/planning.hpp"
 #include "tessera/result_set.hpp"
@@ -197,10 +198,11 @@ int run_bench(const tessera::Session& session, const Options& o, const tessera::
     float* p = image.data();
     for (std::size_t i = 0, n = std::size_t(o.width) * std::size_t(o.height); i < n; ++i) p[i] = u(rng);
   });
+  const tessera::Program program = tessera::apps::gauss_program(o.gauss);
   std::vector<tessera::PhaseSeconds> runs;
   for (int i = 0; i < o.warmup + o.bench; ++i) {
     tessera::PhaseSeconds t;
-    session.agree([&] { tessera::gaussian_derivatives(session, image, o.gauss, plan, &t); });
+    session.agree([&] { program.run(session, image, plan, &t); });
     if (i >= o.warmup) runs.push_back(t);
     if (session.is_root())
       std::cerr << "run " << i + 1 << (i < o.warmup ? " (warm-up)" : "") << ": " << t.total << " s\n";
@@ -323,11 +325,18 @@ int run(const tessera::Session& session, int argc, char** argv) {
     std::cerr << "tessera-gauss: " << o.input << " (" << image.width() << "x" << image.height() << "), sigma "
               << o.gauss.sigma << ", running " << tessera::describe(plan) << " on " << plan.procs() << " of "
               << session.size() << " ranks\n";
+  // The derivatives as a program of the operation library: read, differentiate, write.
+  const tessera::Program program = tessera::apps::gauss_program(o.gauss);
   std::vector<tessera::Image> results;
   session.agree([&] {
     naming_allocation("computing the derivatives of a " + image_size + " image with a kernel border of " +
                           size_text(halo.x, halo.y) + " (plan " + tessera::describe(plan) + ")",
-                      [&] { results = tessera::gaussian_derivatives(session, image, o.gauss, plan); });
+                      [&] {
+                        auto out = program.run(session, image, plan);
+                        for (tessera::Derivative d : o.gauss.derivatives)
+                          if (auto it = out.images.find(std::string(tessera::to_string(d))); it != out.images.end())
+                            results.push_back(std::move(it->second));
+                      });
   });
   session.agree([&] {
     if (session.is_root())

@@ -126,7 +126,39 @@ void filter_group_line(const float* src, std::ptrdiff_t step, int n, const Kerne
   }
 }
 
+// A user's kernel (order < 0: no symmetry assumed): dst[i] = sum_{k=-r..r}
+// taps[r + k] * s[i + k*step], k ascending, the same in the vector and scalar paths.
+void filter_general_line(const float* src, std::ptrdiff_t step, int n, const Kernel1D& kernel, float* dst) {
+  const int r = kernel.radius;
+  const float* c = kernel.taps.data() + r;
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    Vec acc = c[-r] * load(src + i - r * step);
+    for (int k = -r + 1; k <= r; ++k) acc += c[k] * load(src + i + k * step);
+    store(dst + i, acc);
+  }
+  for (; i < n; ++i) {
+    float acc = c[-r] * src[i - r * step];
+    for (int k = -r + 1; k <= r; ++k) acc += c[k] * src[i + k * step];
+    dst[i] = acc;
+  }
+}
+
 void filter_group(const float* src, std::ptrdiff_t step, int n, const KernelGroup& g) {
+  bool general = false;
+  for (int j = 0; j < g.count; ++j) general = general || g.kernels[j]->order < 0;
+  if (general) {
+    for (int j = 0; j < g.count; ++j) {
+      if (g.kernels[j]->order < 0) {
+        filter_general_line(src, step, n, *g.kernels[j], g.out[j]);
+      } else {
+        KernelGroup one;
+        one.add(*g.kernels[j], g.out[j]);
+        filter_group(src, step, n, one);
+      }
+    }
+    return;
+  }
   switch (g.count) {
     case 1:
       return filter_group_line<1>(src, step, n, g);
@@ -343,33 +375,63 @@ void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, i
   }
 }
 
-void compute_derivatives(ConstView tile, Halo halo, const GaussianOptions& o, std::span<const View> out) {
-  const auto kernels = kernels_for(o);
-  assert(out.size() == o.derivatives.size());
+void separable_filters(ConstView tile, Halo halo, std::span<const SeparableFilter> filters,
+                       std::span<const View> out) {
+  assert(out.size() == filters.size());
   const int w = tile.width, h = tile.height;
-  const int row_len = w + 2 * halo.x;
-  const auto need = y_orders_needed(o);
-  // One row at a time: its three y-smoothings (tile width plus x-halos) stay in L1
+  // The distinct y kernels (each smoothing computed once), and how far left and right
+  // of the tile the x passes read them.
+  std::vector<const Kernel1D*> ys;
+  std::vector<std::size_t> y_of(filters.size());
+  int reach = 0;
+  for (std::size_t i = 0; i < filters.size(); ++i) {
+    const Kernel1D* ky = filters[i].y;
+    std::size_t k = 0;
+    while (k < ys.size() && !(ys[k]->taps == ky->taps && ys[k]->order == ky->order)) ++k;
+    if (k == ys.size()) ys.push_back(ky);
+    y_of[i] = k;
+    reach = std::max(reach, filters[i].x->radius);
+  }
+  assert(reach <= halo.x);
+  (void)halo;
+  const int row_len = w + 2 * reach;
+  // One row at a time: its y-smoothings (tile width plus the x reach) stay in L1
   // for the x passes that follow, and the 2r+1 input rows they read stay in L2 for
   // the next row. Row blocks are independent, so they spread over threads.
   tbb::parallel_for(tbb::blocked_range<int>(0, h, 8), [&](const tbb::blocked_range<int>& rows) {
-    std::vector<float> mid(std::size_t(3) * std::size_t(row_len));
-    auto mid_row = [&](int oy) { return mid.data() + std::size_t(oy) * std::size_t(row_len); };
+    std::vector<float> mid(ys.size() * std::size_t(row_len));
+    auto mid_row = [&](std::size_t k) { return mid.data() + k * std::size_t(row_len); };
     for (int y = rows.begin(); y != rows.end(); ++y) {
-      KernelGroup ys;
-      for (int oy = 0; oy < 3; ++oy)
-        if (need[std::size_t(oy)]) ys.add(kernels[std::size_t(oy)], mid_row(oy));
-      filter_group(&tile.at(-halo.x, y), tile.stride, row_len, ys);
-      for (int oy = 0; oy < 3; ++oy) {
+      for (std::size_t first = 0; first < ys.size(); first += 3) {
+        KernelGroup g;
+        for (std::size_t k = first; k < std::min(ys.size(), first + 3); ++k) g.add(*ys[k], mid_row(k));
+        filter_group(&tile.at(-reach, y), tile.stride, row_len, g);
+      }
+      for (std::size_t k = 0; k < ys.size(); ++k) {
         KernelGroup xs;
-        for (std::size_t i = 0; i < o.derivatives.size(); ++i) {
-          auto [ox, dy] = orders_of(o.derivatives[i]);
-          if (dy == oy) xs.add(kernels[std::size_t(ox)], out[i].row(y));
+        for (std::size_t i = 0; i < filters.size(); ++i) {
+          if (y_of[i] != k) continue;
+          if (xs.count == 3) {
+            filter_group(mid_row(k) + reach, 1, w, xs);
+            xs = KernelGroup();
+          }
+          xs.add(*filters[i].x, out[i].row(y));
         }
-        if (xs.count) filter_group(mid_row(oy) + halo.x, 1, w, xs);
+        if (xs.count) filter_group(mid_row(k) + reach, 1, w, xs);
       }
     }
   });
+}
+
+void compute_derivatives(ConstView tile, Halo halo, const GaussianOptions& o, std::span<const View> out) {
+  const auto kernels = kernels_for(o);
+  assert(out.size() == o.derivatives.size());
+  std::vector<SeparableFilter> filters;
+  for (Derivative d : o.derivatives) {
+    auto [ox, oy] = orders_of(d);
+    filters.push_back({&kernels[std::size_t(ox)], &kernels[std::size_t(oy)]});
+  }
+  separable_filters(tile, halo, filters, out);
 }
 
 std::vector<Image> gaussian_derivatives(const Image& image, const GaussianOptions& o) {

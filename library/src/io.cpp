@@ -194,4 +194,12 @@ void write_png_preview(const fs::path& path, const Image& image) {
   encode_and_write(path, out, ".png");
 }
 
+void write_png_u8(const fs::path& path, const Image& image) {
+  cv::Mat src = as_mat(image).clone();
+  src.setTo(0.0f, src != src);  // NaN (the only value unequal to itself) as 0
+  cv::Mat out;
+  src.convertTo(out, CV_8U);  // rounds to nearest and saturates
+  encode_and_write(path, out, ".png");
+}
+
 }  // namespace tessera

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "tessera/plan.hpp"
+
 namespace tessera::cli {
 
 namespace po = boost::program_options;
@@ -33,6 +35,22 @@ inline constexpr std::string_view kModelNames = "p3pc, 3pc, loggp-star, log3p, 2
 /// --model M (default p3pc) into `target`; `purpose` says what the model is for
 /// ("" or e.g. "for --plan auto").
 void add_model_option(po::options_description& d, std::string& target, std::string_view purpose = "");
+
+/// The plan options of the image programs (tessera-gauss, -edges, -corners).
+struct PlanOptions {
+  std::string mode = "auto";  ///< --plan auto|manual
+  std::string grid, scatter = "sbt", gather = "sbt", exchange = "nonblocking";
+  bool manual = false;        ///< resolve_plan_options: any of grid/scatter/gather/exchange given
+};
+/// --plan, --grid, --scatter, --gather, --exchange into `target` (must outlive the parse).
+void add_plan_options(po::options_description& d, PlanOptions& target);
+/// After parse(): sets `manual` (and mode "manual") if any of --grid/--scatter/--gather/
+/// --exchange was given; throws InvalidArgument for an unknown --plan or --plan auto
+/// with those options.
+void resolve_plan_options(const po::variables_map& vm, PlanOptions& o);
+/// The manual plan on `procs` started ranks (grid default 1xP). Throws InfeasiblePlan if
+/// the grid's X*Y differs from procs, InvalidArgument for unknown algorithm names.
+Plan manual_plan(const PlanOptions& o, int procs);
 
 /// A value that is a file or directory path, taken verbatim (spaces and any UTF-8
 /// included). po::value<std::filesystem::path> would read it with operator>>, which

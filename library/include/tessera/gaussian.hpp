@@ -34,7 +34,7 @@ int default_radius(double sigma, int order);
 /// order 0 sums to 1; order 1 gives 1 on f(x) = x; order 2 gives 1 on f(x) = x^2 / 2
 /// (and 0 on constants and on x).
 struct Kernel1D {
-  int order = 0;
+  int order = 0;  ///< derivative order 0..2; -1 for a user's kernel (no symmetry assumed)
   double sigma = 0;
   int radius = 0;
   std::vector<float> taps;  ///< 2 * radius + 1 values
@@ -133,6 +133,21 @@ void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, i
 /// `src` must be readable `radius` pixels beyond dst's extent along the axis (a view
 /// into a haloed buffer). Single-threaded. Local.
 void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel);
+
+/// One separable filter of a group applied to the same input: a y pass with `y`, then
+/// an x pass with `x` (pointers to kernels the caller keeps alive).
+struct SeparableFilter {
+  const Kernel1D* x = nullptr;
+  const Kernel1D* y = nullptr;
+};
+
+/// Applies every filter of `filters` to the haloed tile (halos filled at least
+/// (max x radius, max y radius)) into `out` (one w x h view each). Each distinct y
+/// kernel's pass is computed once per row, over the tile and the x reach the x passes
+/// need. Each output pixel is the same fixed-order sum wherever the tile sits
+/// (bit-identical for every decomposition). May use several threads (TBB). Local.
+void separable_filters(ConstView tile, Halo halo, std::span<const SeparableFilter> filters,
+                       std::span<const View> out);
 
 /// Computes the requested derivatives of the haloed tile (halos already filled) into
 /// `out` (one w x h view per derivative, in options.derivatives order). Every output

@@ -31,6 +31,11 @@ void write_float_tiff(const std::filesystem::path& path, const Image& image);
 /// Throws IoError.
 void write_png_preview(const std::filesystem::path& path, const Image& image);
 
+/// Writes an 8-bit one-channel PNG of the values as they are (rounded to nearest,
+/// saturated to 0..255; NaN as 0), e.g. a mask of 0 and 255. Written like write_file.
+/// Throws IoError.
+void write_png_u8(const std::filesystem::path& path, const Image& image);
+
 /// Number of NaN and infinite pixels (to warn about them). Local.
 std::size_t count_non_finite(const Image& image);
 

@@ -65,6 +65,11 @@ struct ProgramStep {
   /// changed"; `expected_rounds` is the scheduler's estimate (>= 1). 0 = not a loop end.
   int repeat_first = -1;
   int expected_rounds = 0;
+
+  /// reduce: bytes each rank contributes to the combination (an exact sum's
+  /// fixed-point accumulator is 136 bytes, a minimum or maximum 8, hysteresis's
+  /// "changed" flag 4). 0 = not stated (price `images` doubles).
+  int bytes = 0;
 };
 
 /// One run of a program on a width x height image.

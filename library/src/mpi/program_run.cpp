@@ -1,0 +1,274 @@
+// The executor of a Program: runs the stages lower() made (the same ones describe()
+// reports), communicating only through the library's communication plans.
+#include <tbb/global_control.h>
+
+#include <cassert>
+#include <cmath>
+#include <utility>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "../program_graph.hpp"
+#include "comm.hpp"
+#include "tessera/distributed.hpp"
+#include "tessera/error.hpp"
+#include "tessera/program.hpp"
+
+namespace tessera {
+
+namespace {
+
+using detail::Lowered;
+using detail::Op;
+using detail::Stage;
+
+struct Run {
+  const detail::Graph& g;
+  const Lowered& l;
+  const Team& team;
+  const Partition& partition;
+  const Plan& plan;
+  std::vector<std::optional<Tile>> tiles;
+  std::vector<double> scalars;
+  std::vector<bool> scalar_known;
+  std::map<std::pair<int, int>, BorderExchange> exchanges;  // one plan per halo width
+
+  Tile& tile(int node) {
+    assert(tiles[std::size_t(node)]);
+    return *tiles[std::size_t(node)];
+  }
+  Tile& fresh(int node) {
+    tiles[std::size_t(node)].emplace(partition, team.rank(), l.buffer_halo[std::size_t(node)]);
+    return *tiles[std::size_t(node)];
+  }
+  BorderExchange& exchange_for(Halo h) {
+    auto key = std::pair(h.x, h.y);
+    auto it = exchanges.find(key);
+    if (it == exchanges.end()) it = exchanges.emplace(key, BorderExchange(team, partition, h, plan.exchange)).first;
+    return it->second;
+  }
+
+  double scalar(int id) {
+    if (scalar_known[std::size_t(id)]) return scalars[std::size_t(id)];
+    const detail::Node& n = g.nodes[std::size_t(id)];
+    double v = n.value;
+    if (n.op != Op::s_const) {
+      const double a = scalar(n.args[0].id), b = scalar(n.args[1].id);
+      v = n.op == Op::s_add ? a + b : n.op == Op::s_sub ? a - b : n.op == Op::s_mul ? a * b : a / b;
+    }
+    scalars[std::size_t(id)] = v;
+    scalar_known[std::size_t(id)] = true;
+    return v;
+  }
+
+  void pixel(int node) {
+    const auto& program = l.pixel[std::size_t(node)];
+    std::vector<ConstView> leaves(g.nodes.size());
+    for (const auto& in : program.code) {
+      if (in.op == Op::input) leaves[std::size_t(in.leaf)] = tile(in.leaf).interior();
+      if (in.op == Op::s_const) scalar(in.leaf);
+    }
+    detail::run_pixel(program, leaves, scalars, fresh(node).interior());
+  }
+
+  void separable(const std::vector<int>& nodes) {
+    Tile& in = tile(g.nodes[std::size_t(nodes.front())].args[0].id);
+    std::vector<SeparableFilter> filters;
+    std::vector<View> out;
+    for (int m : nodes) {
+      const auto& n = g.nodes[std::size_t(m)];
+      filters.push_back({&n.kx, &n.ky});
+      out.push_back(fresh(m).interior());
+    }
+    separable_filters(std::as_const(in).interior(), in.halo(), filters, out);
+  }
+
+  void neighbourhood(int node) {
+    const auto& n = g.nodes[std::size_t(node)];
+    const ConstView a = std::as_const(tile(n.args[0].id)).interior();
+    View out = fresh(node).interior();
+    switch (n.op) {
+      case Op::filter2d: return detail::run_filter2d(a, n.taps, out);
+      case Op::nms:
+        return detail::run_nms(a, std::as_const(tile(n.args[1].id)).interior(),
+                               std::as_const(tile(n.args[2].id)).interior(), out);
+      default: return detail::run_local_max(a, out);
+    }
+  }
+
+  void reduce(int node) {
+    const auto& n = g.nodes[std::size_t(node)];
+    const Tile& in = tile(n.args[0].id);
+    detail::LocalReduction r = detail::reduce_local(in.interior(), n.op);
+    const MPI_Comm comm = team.comm().comm;
+    double v = 0;
+    if (n.op == Op::r_sum || n.op == Op::r_mean) {
+      // Integer limbs: the sum is exact, so every grid gets the same bits.
+      std::int64_t mine[detail::ExactSum::kLimbs + 3], all[detail::ExactSum::kLimbs + 3];
+      std::copy(r.sum.limbs.begin(), r.sum.limbs.end(), mine);
+      mine[detail::ExactSum::kLimbs] = r.sum.nan;
+      mine[detail::ExactSum::kLimbs + 1] = r.sum.pos_inf;
+      mine[detail::ExactSum::kLimbs + 2] = r.sum.neg_inf;
+      detail::check(MPI_Allreduce(mine, all, detail::ExactSum::kLimbs + 3, MPI_INT64_T, MPI_SUM, comm),
+                    "MPI_Allreduce");
+      detail::ExactSum total;
+      std::copy(all, all + detail::ExactSum::kLimbs, total.limbs.begin());
+      total.nan = all[detail::ExactSum::kLimbs];
+      total.pos_inf = all[detail::ExactSum::kLimbs + 1];
+      total.neg_inf = all[detail::ExactSum::kLimbs + 2];
+      total.normalise();
+      v = total.value();
+      if (n.op == Op::r_mean) v /= double(partition.image().area());
+    } else if (n.op == Op::r_min || n.op == Op::r_max) {
+      double mine = n.op == Op::r_min ? r.min : r.max, all = 0;
+      detail::check(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, n.op == Op::r_min ? MPI_MIN : MPI_MAX, comm),
+                    "MPI_Allreduce");
+      // NaNs are ignored; if every pixel is NaN the result is NaN.
+      int any = r.any ? 1 : 0, some = 0;
+      detail::check(MPI_Allreduce(&any, &some, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+      v = some ? all : std::numeric_limits<double>::quiet_NaN();
+    } else {
+      std::int64_t all = 0;
+      detail::check(MPI_Allreduce(&r.count, &all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
+      v = double(all);
+    }
+    scalars[std::size_t(node)] = v;
+    scalar_known[std::size_t(node)] = true;
+  }
+
+  void hysteresis(int node) {
+    const auto& n = g.nodes[std::size_t(node)];
+    Tile& out = fresh(node);
+    detail::hysteresis_init(std::as_const(tile(n.args[0].id)).interior(), out.interior());
+    const ConstView weak = std::as_const(tile(n.args[1].id)).interior();
+    BorderExchange& ex = exchange_for(out.halo());
+    // Exchange, grow locally, until no rank changed anything in a round.
+    for (;;) {
+      ex.run(out);
+      int changed = detail::hysteresis_round(out.interior(), weak) ? 1 : 0, any = 0;
+      detail::check(MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, team.comm().comm), "MPI_Allreduce");
+      if (!any) break;
+    }
+  }
+};
+
+}  // namespace
+
+ProgramResults Program::run(const Session& session, const Image& image, const Plan& plan,
+                            PhaseSeconds* times) const {
+  const detail::Comm& world = session.comm();
+  int size[2] = {image.width(), image.height()};
+  detail::check(MPI_Bcast(size, 2, MPI_INT, 0, world.comm), "MPI_Bcast");
+  std::optional<Lowered> lowered;
+  session.agree([&] {
+    lowered.emplace(detail::lower(*graph_));
+    if (plan.procs() > session.size())
+      throw InfeasiblePlan("plan " + tessera::describe(plan) + " needs " + std::to_string(plan.procs()) +
+                           " ranks but only " + std::to_string(session.size()) + " were started");
+    require_feasible(Partition(size[0], size[1], plan.grid), lowered->max_halo);
+  });
+  const Lowered& l = *lowered;
+  const detail::Graph& g = *graph_;
+  const Partition partition(size[0], size[1], plan.grid);
+  ProgramResults results;
+
+  const Team team = session.team(plan.procs());
+  std::vector<double> scalars(g.nodes.size(), 0.0);
+  std::vector<bool> known(g.nodes.size(), false);
+  if (team.active()) {
+    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}};
+    // Built before the clock starts: plans and datatypes are set up once per run.
+    const Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
+    const Gather gather(team, partition, plan.gather);
+    for (const Stage& st : l.stages)
+      if (st.kind == Stage::Kind::exchange) run.exchange_for(st.halo);
+
+    double t0 = 0, mark = 0;
+    auto phase = [&](double* slot) {
+      if (!times) return;
+      team.barrier();
+      const double now = Team::now();
+      if (slot) *slot += now - mark;
+      mark = now;
+    };
+    if (times) *times = PhaseSeconds{};
+    phase(nullptr);
+    t0 = mark;
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
+                                std::size_t(session.threads_for(plan.procs())));
+    for (const Stage& st : l.stages) {
+      switch (st.kind) {
+        case Stage::Kind::scatter:
+          run.tiles[std::size_t(g.input)].emplace(scatter.run(image));
+          phase(times ? &times->scatter : nullptr);
+          break;
+        case Stage::Kind::exchange:
+          for (int m : st.nodes) run.exchange_for(st.halo).run(run.tile(m));
+          phase(times ? &times->exchange : nullptr);
+          break;
+        case Stage::Kind::pixel:
+          run.pixel(st.nodes.front());
+          phase(times ? &times->compute : nullptr);
+          break;
+        case Stage::Kind::separable:
+          run.separable(st.nodes);
+          phase(times ? &times->compute : nullptr);
+          break;
+        case Stage::Kind::neighbourhood:
+          run.neighbourhood(st.nodes.front());
+          phase(times ? &times->compute : nullptr);
+          break;
+        case Stage::Kind::reduce:
+          run.reduce(st.nodes.front());
+          phase(times ? &times->compute : nullptr);
+          break;
+        case Stage::Kind::hysteresis:
+          run.hysteresis(st.nodes.front());
+          phase(times ? &times->compute : nullptr);
+          break;
+        case Stage::Kind::gather: {
+          Image none;
+          for (std::size_t k = 0; k < st.nodes.size(); ++k) {
+            const int m = st.nodes[k];
+            Image whole;
+            if (team.rank() == 0) whole = Image(partition.width(), partition.height());
+            gather.run(std::as_const(run.tile(m)).interior(), team.rank() == 0 ? whole : none);
+            if (team.rank() == 0) {
+              // The same image may be two outputs: name each.
+              for (const auto& o : g.outputs)
+                if (o.value.image && o.value.id == m && !results.images.count(o.name)) {
+                  results.images.emplace(o.name, std::move(whole));
+                  break;
+                }
+            }
+          }
+          phase(times ? &times->gather : nullptr);
+          break;
+        }
+      }
+      for (int m : st.free_after) run.tiles[std::size_t(m)].reset();
+    }
+    if (times) times->total = mark - t0;
+    for (const auto& o : g.outputs)
+      if (!o.value.image) results.scalars[o.name] = run.scalar(o.value.id);
+  } else {
+    // Idle: wait for the working ranks without spinning on a core they could use.
+    detail::gentle_barrier(world, true);
+  }
+  if (team.active() && plan.procs() < world.size) detail::gentle_barrier(world, false);
+  // Scalars on every rank, idle ones included: the team's root broadcasts them.
+  std::vector<double> values;
+  for (const auto& o : g.outputs)
+    if (!o.value.image) values.push_back(results.scalars[o.name]);
+  if (!values.empty()) {
+    detail::check(MPI_Bcast(values.data(), int(values.size()), MPI_DOUBLE, 0, world.comm), "MPI_Bcast");
+    std::size_t k = 0;
+    for (const auto& o : g.outputs)
+      if (!o.value.image) results.scalars[o.name] = values[k++];
+  }
+  return results;
+}
+
+}  // namespace tessera

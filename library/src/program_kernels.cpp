@@ -1,0 +1,289 @@
+// The local kernels of the operation library: one tile each, no communication. Every
+// pixel is computed by the same float arithmetic wherever its tile sits, so results
+// are bit-identical for every decomposition (-ffp-contract=off: no fused a*b+c).
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "program_graph.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+constexpr int kChunk = 256;  // pixels per register: a chain's registers stay in L1
+
+inline float apply(Op op, float a, float b, float c) {
+  switch (op) {
+    case Op::add: return a + b;
+    case Op::sub: return a - b;
+    case Op::mul: return a * b;
+    case Op::div: return a / b;
+    case Op::min: return b < a ? b : a;
+    case Op::max: return a < b ? b : a;
+    case Op::atan2: return std::atan2(a, b);
+    case Op::magnitude: return std::sqrt(a * a + b * b);
+    case Op::lt: return a < b ? 1.0f : 0.0f;
+    case Op::le: return a <= b ? 1.0f : 0.0f;
+    case Op::gt: return a > b ? 1.0f : 0.0f;
+    case Op::ge: return a >= b ? 1.0f : 0.0f;
+    case Op::neg: return -a;
+    case Op::abs: return std::fabs(a);
+    case Op::sqrt: return std::sqrt(a);
+    case Op::select: return a != 0.0f ? b : c;
+    default: return 0.0f;
+  }
+}
+
+// One instruction over n pixels; the switch is outside the loop so it vectorises.
+template <Op op>
+void loop(float* dst, const float* a, const float* b, const float* c, int n) {
+  for (int i = 0; i < n; ++i) dst[i] = apply(op, a[i], b ? b[i] : 0.0f, c ? c[i] : 0.0f);
+}
+
+void run_instr(Op op, float* dst, const float* a, const float* b, const float* c, int n) {
+  switch (op) {
+#define TESSERA_OP(name) \
+  case Op::name:         \
+    return loop<Op::name>(dst, a, b, c, n);
+    TESSERA_OP(add)
+    TESSERA_OP(sub)
+    TESSERA_OP(mul)
+    TESSERA_OP(div)
+    TESSERA_OP(min)
+    TESSERA_OP(max)
+    TESSERA_OP(atan2)
+    TESSERA_OP(magnitude)
+    TESSERA_OP(lt)
+    TESSERA_OP(le)
+    TESSERA_OP(gt)
+    TESSERA_OP(ge)
+    TESSERA_OP(neg)
+    TESSERA_OP(abs)
+    TESSERA_OP(sqrt)
+    TESSERA_OP(select)
+#undef TESSERA_OP
+    default:
+      assert(false);
+  }
+}
+
+}  // namespace
+
+void run_pixel(const PixelProgram& p, const std::vector<ConstView>& leaves, const std::vector<double>& scalars,
+               View out) {
+  const int w = out.width, h = out.height;
+  const std::size_t regs = p.code.size();
+  tbb::parallel_for(tbb::blocked_range<int>(0, h, 4), [&](const tbb::blocked_range<int>& rows) {
+    std::vector<float> reg(regs * kChunk);
+    std::vector<const float*> ptr(regs, nullptr);
+    // Scalar registers hold the value broadcast once.
+    for (std::size_t i = 0; i < regs; ++i)
+      if (p.code[i].op == Op::s_const)
+        std::fill_n(reg.data() + i * kChunk, kChunk, float(scalars[std::size_t(p.code[i].leaf)]));
+    for (int y = rows.begin(); y != rows.end(); ++y) {
+      for (int x0 = 0; x0 < w; x0 += kChunk) {
+        const int n = std::min(kChunk, w - x0);
+        for (std::size_t i = 0; i < regs; ++i) {
+          const auto& in = p.code[i];
+          float* mine = reg.data() + i * kChunk;
+          if (in.op == Op::input) {
+            ptr[i] = leaves[std::size_t(in.leaf)].row(y) + x0;
+          } else if (in.op == Op::s_const) {
+            ptr[i] = mine;
+          } else {
+            float* dst = i + 1 == regs ? out.row(y) + x0 : mine;
+            run_instr(in.op, dst, ptr[std::size_t(in.a)], in.b >= 0 ? ptr[std::size_t(in.b)] : nullptr,
+                      in.c >= 0 ? ptr[std::size_t(in.c)] : nullptr, n);
+            ptr[i] = dst;
+          }
+        }
+        // A chain that is a bare leaf (an output that is another image) copies it.
+        if (p.code.back().op == Op::input) std::copy_n(ptr.back(), n, out.row(y) + x0);
+      }
+    }
+  });
+}
+
+void run_filter2d(ConstView src, const std::vector<float>& taps, View out) {
+  const int k = taps.size() == 9 ? 3 : 5, r = k / 2;
+  tbb::parallel_for(tbb::blocked_range<int>(0, out.height, 8), [&](const tbb::blocked_range<int>& rows) {
+    for (int y = rows.begin(); y != rows.end(); ++y) {
+      float* dst = out.row(y);
+      for (int x = 0; x < out.width; ++x) dst[x] = 0.0f;
+      // Fixed order: kernel rows top to bottom, columns left to right.
+      for (int dy = -r; dy <= r; ++dy)
+        for (int dx = -r; dx <= r; ++dx) {
+          const float t = taps[std::size_t((dy + r) * k + dx + r)];
+          const float* s = src.row(y + dy) + dx;
+          for (int x = 0; x < out.width; ++x) dst[x] += t * s[x];
+        }
+    }
+  });
+}
+
+void run_nms(ConstView m, ConstView gx, ConstView gy, View out) {
+  constexpr double kStep = std::numbers::pi / 4;
+  static constexpr int kDx[4] = {1, 1, 0, -1}, kDy[4] = {0, 1, 1, 1};
+  tbb::parallel_for(tbb::blocked_range<int>(0, out.height, 8), [&](const tbb::blocked_range<int>& rows) {
+    for (int y = rows.begin(); y != rows.end(); ++y)
+      for (int x = 0; x < out.width; ++x) {
+        const double angle = std::atan2(double(gy.at(x, y)), double(gx.at(x, y)));
+        long q = std::isfinite(angle) ? std::lround(angle / kStep) % 4 : 0;
+        if (q < 0) q += 4;
+        const float c = m.at(x, y);
+        const float a = m.at(x + kDx[q], y + kDy[q]), b = m.at(x - kDx[q], y - kDy[q]);
+        out.at(x, y) = c >= a && c >= b ? 1.0f : 0.0f;
+      }
+  });
+}
+
+void run_local_max(ConstView src, View out) {
+  tbb::parallel_for(tbb::blocked_range<int>(0, out.height, 8), [&](const tbb::blocked_range<int>& rows) {
+    for (int y = rows.begin(); y != rows.end(); ++y)
+      for (int x = 0; x < out.width; ++x) {
+        const float c = src.at(x, y);
+        // Before in raster order: strictly greater; after: not below.
+        const bool before = c > src.at(x - 1, y - 1) && c > src.at(x, y - 1) && c > src.at(x + 1, y - 1) &&
+                            c > src.at(x - 1, y);
+        const bool after = c >= src.at(x + 1, y) && c >= src.at(x - 1, y + 1) && c >= src.at(x, y + 1) &&
+                           c >= src.at(x + 1, y + 1);
+        out.at(x, y) = before && after ? 1.0f : 0.0f;
+      }
+  });
+}
+
+void hysteresis_init(ConstView strong, View out) {
+  for (int y = 0; y < out.height; ++y)
+    for (int x = 0; x < out.width; ++x) out.at(x, y) = strong.at(x, y) != 0.0f ? 1.0f : 0.0f;
+}
+
+bool hysteresis_round(View out, ConstView weak) {
+  const int w = out.width, h = out.height;
+  std::vector<std::pair<int, int>> stack;
+  bool changed = false;
+  auto grow = [&](int x, int y) {
+    out.at(x, y) = 1.0f;
+    stack.push_back({x, y});
+    changed = true;
+  };
+  // Weak pixels next to an edge pixel (in the tile or its halo) become edges...
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (out.at(x, y) != 0.0f || weak.at(x, y) == 0.0f) continue;
+      bool touch = false;
+      for (int dy = -1; dy <= 1 && !touch; ++dy)
+        for (int dx = -1; dx <= 1 && !touch; ++dx) touch = out.at(x + dx, y + dy) != 0.0f;
+      if (touch) grow(x, y);
+    }
+  // ... and so are weak pixels connected to those inside the tile.
+  while (!stack.empty()) {
+    auto [x, y] = stack.back();
+    stack.pop_back();
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int u = x + dx, v = y + dy;
+        if (u < 0 || v < 0 || u >= w || v >= h) continue;
+        if (out.at(u, v) == 0.0f && weak.at(u, v) != 0.0f) grow(u, v);
+      }
+  }
+  return changed;
+}
+
+// --- exact sums --------------------------------------------------------------------
+
+void ExactSum::add(float v) {
+  if (std::isnan(v)) {
+    ++nan;
+    return;
+  }
+  if (std::isinf(v)) {
+    ++(v > 0 ? pos_inf : neg_inf);
+    return;
+  }
+  if (v == 0.0f) return;
+  int e = 0;
+  const float f = std::frexp(std::fabs(v), &e);  // |v| = f 2^e, f in [0.5, 1)
+  // |v| = m 2^(e - 24) with m < 2^24 an integer; bit position above 2^-149:
+  auto m = std::int64_t(std::ldexp(f, 24));
+  int pos = e - 24 + 149;
+  if (pos < 0) {  // subnormal: m has trailing zeros to drop exactly
+    m >>= -pos;
+    pos = 0;
+  }
+  const int limb = pos / 32, shift = pos % 32;
+  const std::uint64_t wide = std::uint64_t(m) << shift;  // < 2^56
+  const auto lo = std::int64_t(std::uint64_t(wide) & 0xffffffffu), hi = std::int64_t(wide >> 32);
+  if (v > 0) {
+    limbs[std::size_t(limb)] += lo;
+    limbs[std::size_t(limb + 1)] += hi;
+  } else {
+    limbs[std::size_t(limb)] -= lo;
+    limbs[std::size_t(limb + 1)] -= hi;
+  }
+}
+
+void ExactSum::normalise() {
+  // Every limb but the top into [0, 2^32); the top keeps the sign.
+  for (int i = 0; i + 1 < kLimbs; ++i) {
+    const std::int64_t carry = limbs[std::size_t(i)] >> 32;  // floor division (arithmetic shift)
+    limbs[std::size_t(i)] -= carry * (std::int64_t(1) << 32);
+    limbs[std::size_t(i + 1)] += carry;
+  }
+}
+
+void ExactSum::merge(const ExactSum& o) {
+  for (int i = 0; i < kLimbs; ++i) limbs[std::size_t(i)] += o.limbs[std::size_t(i)];
+  nan += o.nan;
+  pos_inf += o.pos_inf;
+  neg_inf += o.neg_inf;
+}
+
+double ExactSum::value() const {
+  if (nan > 0 || (pos_inf > 0 && neg_inf > 0)) return std::numeric_limits<double>::quiet_NaN();
+  if (pos_inf > 0) return std::numeric_limits<double>::infinity();
+  if (neg_inf > 0) return -std::numeric_limits<double>::infinity();
+  // From the top limb down in long double: a fixed function of the (canonical) limbs.
+  long double v = 0;
+  for (int i = kLimbs; i-- > 0;) v = v * 4294967296.0L + (long double)limbs[std::size_t(i)];
+  return double(std::ldexp(v, -149));
+}
+
+LocalReduction reduce_local(ConstView tile, Op op) {
+  LocalReduction r;
+  r.min = std::numeric_limits<double>::infinity();
+  r.max = -r.min;
+  r.pixels = std::int64_t(tile.width) * tile.height;
+  std::int64_t since = 0;
+  for (int y = 0; y < tile.height; ++y) {
+    const float* row = tile.row(y);
+    switch (op) {
+      case Op::r_sum:
+      case Op::r_mean:
+        for (int x = 0; x < tile.width; ++x) r.sum.add(row[x]);
+        // Limbs grow by < 2^32 per pixel: normalise long before int64 could overflow.
+        if ((since += tile.width) > (std::int64_t(1) << 24)) r.sum.normalise(), since = 0;
+        break;
+      case Op::r_min:
+      case Op::r_max:
+        for (int x = 0; x < tile.width; ++x)
+          if (!std::isnan(row[x])) {
+            r.any = true;
+            r.min = std::min(r.min, double(row[x]));
+            r.max = std::max(r.max, double(row[x]));
+          }
+        break;
+      default:
+        for (int x = 0; x < tile.width; ++x) r.count += row[x] != 0.0f;
+        break;
+    }
+  }
+  r.sum.normalise();
+  return r;
+}
+
+}  // namespace tessera::detail

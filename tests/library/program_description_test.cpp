@@ -1,0 +1,167 @@
+// Program::describe without MPI: the steps a program's run executes (scatters,
+// exchanges at their halos, fused pixel-wise sweeps, separable passes, reductions,
+// hysteresis loops, gathers), hand-checked for small programs and the shipped apps.
+#include <gtest/gtest.h>
+
+#include "tessera/apps/corners.hpp"
+#include "tessera/apps/edges.hpp"
+#include "tessera/apps/gauss.hpp"
+#include "tessera/error.hpp"
+#include "tessera/program.hpp"
+
+namespace tessera {
+namespace {
+
+using Kind = ProgramStep::Kind;
+
+std::vector<Kind> kinds(const ProgramDescription& d) {
+  std::vector<Kind> k;
+  for (const auto& s : d.steps) k.push_back(s.kind);
+  return k;
+}
+
+int count(const ProgramDescription& d, Kind kind) {
+  int n = 0;
+  for (const auto& s : d.steps) n += s.kind == kind;
+  return n;
+}
+
+TEST(ProgramDescription, AChainOfPixelwiseOperationsIsOneSweep) {
+  Program p;
+  const DImage a = p.input();
+  p.output("out", sqrt(abs(a * a + a * 2.0 - 1.0)) / (a + 1.0));  // 8 operations
+  const ProgramDescription d = p.describe(100, 80);
+  EXPECT_EQ(d.width, 100);
+  EXPECT_EQ(d.height, 80);
+  ASSERT_EQ(kinds(d), (std::vector{Kind::scatter, Kind::compute, Kind::gather}));
+  EXPECT_EQ(d.steps[0].halo, Halo{});  // nothing reads a neighbour: no halo, no exchange
+  EXPECT_EQ(d.steps[1].primitive, Primitive::pixelwise);
+  EXPECT_EQ(d.steps[1].ops, 8);
+  EXPECT_EQ(d.steps[2].images, 1);
+  EXPECT_EQ(d.halo, Halo{});
+}
+
+TEST(ProgramDescription, AnIntermediateReadTwiceGetsItsOwnSweep) {
+  Program p;
+  const DImage a = p.input();
+  const DImage b = a + 1.0;  // read by two operations: materialised once
+  p.output("x", b * 2.0);
+  p.output("y", b - 3.0);
+  const ProgramDescription d = p.describe(10, 10);
+  ASSERT_EQ(kinds(d), (std::vector{Kind::scatter, Kind::compute, Kind::compute, Kind::compute, Kind::gather}));
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(d.steps[std::size_t(i)].ops, 1);
+  EXPECT_EQ(d.steps.back().images, 2);
+}
+
+TEST(ProgramDescription, UnusedOperationsAreNotRun) {
+  Program p;
+  const DImage a = p.input();
+  (void)gaussian(a, 3.0, 2, 2);  // never read
+  p.output("x", a * 2.0);
+  EXPECT_EQ(kinds(p.describe(10, 10)), (std::vector{Kind::scatter, Kind::compute, Kind::gather}));
+}
+
+TEST(ProgramDescription, GaussIsTheDerivativePipeline) {
+  // The same passes and halo as describe_pipeline, which tessera-gauss ran before.
+  for (double sigma : {1.0, 3.0, 5.0}) {
+    GaussianOptions o;
+    o.sigma = sigma;
+    const ProgramDescription d = apps::gauss_program(o).describe(512, 256);
+    const PipelineDescription pl = describe_pipeline(512, 256, o);
+    ASSERT_EQ(kinds(d).front(), Kind::scatter);
+    EXPECT_EQ(d.halo, pl.halo);
+    EXPECT_EQ(d.steps[0].halo, pl.halo);
+    ASSERT_EQ(d.steps[1].kind, Kind::exchange);
+    EXPECT_EQ(d.steps[1].images, 1);
+    EXPECT_EQ(d.steps[1].halo, pl.halo);
+    std::vector<FilterPass> passes;
+    for (const auto& s : d.steps)
+      if (s.kind == Kind::compute) {
+        ASSERT_EQ(s.primitive, Primitive::separable);
+        passes.push_back({s.axis, s.taps, 0});
+        EXPECT_EQ(s.region, (s.axis == Axis::y ? Halo{pl.halo.x, 0} : Halo{}));
+      }
+    ASSERT_EQ(passes.size(), pl.passes.size());
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      EXPECT_EQ(passes[i].axis, pl.passes[i].axis) << i;
+      EXPECT_EQ(passes[i].taps, pl.passes[i].taps) << i;
+    }
+    EXPECT_EQ(d.steps.back().kind, Kind::gather);
+    EXPECT_EQ(d.steps.back().images, 5);
+    EXPECT_EQ(count(d, Kind::exchange), 1);
+  }
+  // sigma = 3: radii 7 / 11 / 12 (the paper's 15 / 23 / 25 taps).
+  GaussianOptions o;
+  o.sigma = 3.0;
+  EXPECT_EQ(apps::gauss_program(o).describe(64, 64).halo, (Halo{12, 12}));
+}
+
+TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
+  apps::EdgesOptions o;
+  o.sigma = 1.0;  // derivative radius 4
+  const ProgramDescription d = apps::edges_program(o).describe(300, 200);
+  // scatter, exchange(4,4), y passes (orders 0, 1), x passes (Lx, Ly), magnitude,
+  // max reduction, exchange of M at 1, NMS, the thresholds (one fused sweep each),
+  // hysteresis (marks; loop: exchange 1, propagate, reduce), output scaling, gather 2.
+  const std::vector<Kind> expected{
+      Kind::scatter, Kind::exchange, Kind::compute, Kind::compute, Kind::compute, Kind::compute,  // Lx, Ly
+      Kind::compute,                                                                               // magnitude
+      Kind::compute, Kind::reduce,                                                                 // max
+      Kind::exchange, Kind::compute,                                                               // NMS
+      Kind::compute, Kind::compute, Kind::compute,  // survivors, strong, weak
+      Kind::compute, Kind::exchange, Kind::compute, Kind::reduce,  // hysteresis
+      Kind::compute,                                               // * 255
+      Kind::gather};
+  ASSERT_EQ(kinds(d), expected);
+  EXPECT_EQ(d.steps[0].halo, (Halo{4, 4}));
+  EXPECT_EQ(d.steps[1].halo, (Halo{4, 4}));
+  EXPECT_EQ(d.steps[9].halo, (Halo{1, 1}));
+  EXPECT_EQ(d.steps[9].images, 1);  // only M: the derivatives are read at the centre only
+  EXPECT_EQ(d.steps[10].primitive, Primitive::neighbourhood);
+  EXPECT_EQ(d.steps[10].taps, 3);
+  EXPECT_EQ(d.steps[8].bytes, 8);
+  EXPECT_EQ(d.steps[15].halo, (Halo{1, 1}));
+  EXPECT_EQ(d.steps[17].repeat_first, 15);
+  EXPECT_GE(d.steps[17].expected_rounds, 1);
+  EXPECT_EQ(d.steps.back().images, 2);
+  EXPECT_EQ(d.halo, (Halo{4, 4}));
+}
+
+TEST(ProgramDescription, CornersExchangeTheStructureTensorAtRhosHalo) {
+  apps::CornersOptions o;
+  o.sigma = 1.0;  // derivatives radius 4; rho = 2: order-0 radius ceil(4.2) = 5
+  const ProgramDescription d = apps::corners_program(o).describe(300, 200);
+  std::vector<Halo> exchanges;
+  for (const auto& s : d.steps)
+    if (s.kind == Kind::exchange) exchanges.push_back(s.halo);
+  // The input at the derivatives' halo; Lx^2, Lx Ly, Ly^2 at rho's; H at 1 for the maxima.
+  EXPECT_EQ(exchanges, (std::vector<Halo>{{4, 4}, {5, 5}, {5, 5}, {5, 5}, {1, 1}}));
+  EXPECT_EQ(d.halo, (Halo{5, 5}));
+  EXPECT_EQ(count(d, Kind::reduce), 1);  // max H
+  EXPECT_EQ(d.steps.back().kind, Kind::gather);
+  EXPECT_EQ(d.steps.back().images, 2);
+  // The response is one fused sweep of its 7 pixel-wise operations.
+  bool response = false;
+  for (const auto& s : d.steps) response = response || (s.primitive == Primitive::pixelwise && s.ops == 7);
+  EXPECT_TRUE(response);
+}
+
+TEST(ProgramDescription, BadProgramsAreRefused) {
+  Program none;
+  EXPECT_THROW(none.describe(10, 10), InvalidArgument);  // no input
+  Program no_out;
+  no_out.input();
+  EXPECT_THROW(no_out.describe(10, 10), InvalidArgument);
+  Program p;
+  p.output("x", p.input());
+  EXPECT_THROW(p.describe(0, 10), InvalidArgument);
+  EXPECT_THROW(p.output("x", p.input()), InvalidArgument);  // duplicate name
+  Program q;
+  EXPECT_THROW(p.output("y", q.input()), InvalidArgument);  // another program's image
+  EXPECT_THROW(filter2d(p.input(), {1.0f, 2.0f}), InvalidArgument);
+  EXPECT_THROW(make_kernel({1.0f, 2.0f}), InvalidArgument);
+  EXPECT_THROW((void)(p.input() + q.input()), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera
