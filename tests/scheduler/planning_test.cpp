@@ -365,6 +365,7 @@ TEST(PlanningRunChoice, LegacyRunsWithoutQuality) {
   EXPECT_EQ(m.p3pc_run, newest);
   EXPECT_FALSE(m.p3pc_quality);
   EXPECT_TRUE(has_note(m, "quality not recorded"));
+}
 
 TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   TempDb db;
