@@ -296,8 +296,8 @@ void check_priceable(const ProgramDescription& program, const ComputeTable& tabl
   std::string names;
   for (Primitive p : missing) names += (names.empty() ? "'" : ", '") + std::string(to_string(p)) + "'";
   throw InvalidArgument("the machine's compute measurements have no " + names +
-                        " primitive rows, which this program needs; measure them with "
-                        "tessera-bench --modes compute (a database from before the primitive kernels)");
+                        " primitive rows, which this program needs (a database written before tessera-bench "
+                        "timed the primitive kernels): rerun tessera-bench (--modes compute is enough)");
 }
 
 namespace {
