@@ -225,15 +225,18 @@ class Measurement {
       // of the pipeline gets them (Session::threads_for).
       auto threads = tb::thread_counts(tb::usable_cores());
       timed_part(budget, [&](double given) {
-        data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.55 * given,
+        const auto t0 = std::chrono::steady_clock::now();
+        data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.65 * given,
                                        progress_for(budget, "compute"));
-        // The operation library's primitive kernels, which price a program's compute.
-        auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
-                                             threads, opt_.rule, 0.3 * given, progress_for(budget, "compute/primitives"));
-        data.compute.insert(data.compute.end(), primitives.begin(), primitives.end());
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
+        // The operation library's primitive kernels, which price a program's compute:
+        // what is left of the share (at least a fifth of it).
+        const double left = std::max(0.2 * given, given - seconds_since(t0));
+        auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
+                                             threads, opt_.rule, left, progress_for(budget, "compute/primitives"));
+        data.compute.insert(data.compute.end(), primitives.begin(), primitives.end());
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
       });
     });

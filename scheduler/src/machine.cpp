@@ -13,7 +13,12 @@ double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) cons
   const PiecewiseLinear& base = curve(p, l);
   if (l == Layout::cc) {
     const PiecewiseLinear& library = library_cc[std::size_t(p)];
-    return library.empty() ? base(bytes) : library(bytes);
+    if (library.empty()) return base(bytes);
+    // Below the smallest library-shaped size (a few-byte reduction message, a short halo
+    // row) the library curve's slope heads for zero or below; such a message costs at
+    // least what the paper-shape measurement of its size says.
+    if (bytes < library.xs().front()) return std::max(library(bytes), base(bytes));
+    return library(bytes);
   }
   if (!(row_bytes > 0) || row_families.empty()) return base(bytes);
   // The families that measured this curve, ascending row length: the two around

@@ -130,14 +130,11 @@ double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, co
   return 0;
 }
 
-PhaseMicros ProgramGrid::phases(const ProgramDescription& program, const Plan& plan) const {
+PhaseMicros ProgramGrid::phases(const Plan& plan) const {
   PhaseMicros t;
-  for (std::size_t i = 0; i < program.steps.size(); ++i) {
-    const Kind k = program.steps[i].kind;
-    if (k == Kind::scatter) t.scatter += step_us(i, program, plan);
-    else if (k == Kind::exchange) t.exchange += step_us(i, program, plan);
-    else if (k == Kind::gather) t.gather += step_us(i, program, plan);
-  }
+  t.scatter = scatter[int(plan.scatter)];
+  t.exchange = exchange[int(plan.exchange)];
+  t.gather = gather[int(plan.gather)];
   t.compute = compute;
   t.reduce = reduce;
   t.total = t.scatter + t.exchange + t.compute + t.gather + t.reduce;
@@ -213,6 +210,19 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, machine.copy));
 
+  // Each communication phase's total per algorithm, steps in program order.
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Kind k = steps[i].kind;
+    Plan plan;
+    if (k == Kind::scatter)
+      for (ScatterAlgorithm a : kScatterAlgorithms) plan.scatter = a, g.scatter[int(a)] += g.step_us(i, program, plan);
+    else if (k == Kind::exchange)
+      for (ExchangeAlgorithm a : kExchangeAlgorithms)
+        plan.exchange = a, g.exchange[int(a)] += g.step_us(i, program, plan);
+    else if (k == Kind::gather)
+      for (GatherAlgorithm a : kGatherAlgorithms) plan.gather = a, g.gather[int(a)] += g.step_us(i, program, plan);
+  }
+
   // Reductions: the allreduce plan of `images` scalars over every rank.
   g.fixed_us.assign(steps.size(), 0.0);
   const int P = part.procs();
@@ -286,8 +296,8 @@ void check_priceable(const ProgramDescription& program, const ComputeTable& tabl
   std::string names;
   for (Primitive p : missing) names += (names.empty() ? "'" : ", '") + std::string(to_string(p)) + "'";
   throw InvalidArgument("the machine's compute measurements have no " + names +
-                        " primitive rows, which this program needs; measure them with "
-                        "tessera-bench --modes compute (a database from before the primitive kernels)");
+                        " primitive rows, which this program needs (a database written before tessera-bench "
+                        "timed the primitive kernels): rerun tessera-bench (--modes compute is enough)");
 }
 
 namespace {
@@ -302,7 +312,7 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
   out.plan = plan;
   out.model = model_kind;
   out.compute_priced = g.compute_priced;
-  out.phases = g.phases(program, plan);
+  out.phases = g.phases(plan);
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& s = program.steps[i];
     const double us = g.step_us(i, program, plan);

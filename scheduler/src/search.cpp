@@ -118,11 +118,10 @@ class Ranking {
 };
 
 // The candidates of one priced grid: every algorithm combination, or only the best.
-void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced, const ProgramDescription& program,
-                    bool keep_all) {
+void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced, bool keep_all) {
   auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
     Candidate cand{Plan{g, s, ga, e}, {}};
-    cand.predicted = priced.phases(program, cand.plan);
+    cand.predicted = priced.phases(cand.plan);
     return cand;
   };
   auto offer = [&](Candidate cand) {
@@ -141,7 +140,7 @@ void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced,
       auto chosen = algorithms[0];
       double best_us = std::numeric_limits<double>::infinity();
       for (auto a : algorithms) {
-        const double us = field(priced.phases(program, with(a)));
+        const double us = field(priced.phases(with(a)));
         if (us < best_us) best_us = us, chosen = a;
       }
       return chosen;
@@ -207,7 +206,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
           result.excluded.push_back({grids[i].procs(), grids[i], std::move(priced[i].why)});
         continue;
       }
-      add_candidates(ranking, grids[i], priced[i], program, request.keep_all);
+      add_candidates(ranking, grids[i], priced[i], request.keep_all);
     }
     return true;
   });

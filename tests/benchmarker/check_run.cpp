@@ -79,6 +79,21 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   const auto copies = std::count_if(data.compute.begin(), data.compute.end(),
                                     [](const auto& c) { return c.operation == pdb::kComputeCopy; });
   EXPECT_EQ(copies, 4);
+  // The operation library's primitive kernels, each on every primitive tile and thread
+  // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction).
+  std::map<std::string, int> primitives;
+  for (const auto& c : data.compute)
+    for (const char* op : {pdb::kComputePixelwise, pdb::kComputeSeparable, pdb::kComputeNeighbourhood,
+                           pdb::kComputeReduction})
+      if (c.operation == op) {
+        ++primitives[c.operation];
+        EXPECT_TRUE(c.threads) << c.operation;
+        EXPECT_GE(c.taps, 1) << c.operation;
+      }
+  ASSERT_EQ(primitives.size(), 4u);
+  EXPECT_EQ(primitives[pdb::kComputePixelwise] * 2, primitives[pdb::kComputeSeparable]);
+  EXPECT_EQ(primitives[pdb::kComputeNeighbourhood], primitives[pdb::kComputePixelwise]);
+  EXPECT_EQ(primitives[pdb::kComputeReduction] * 2, primitives[pdb::kComputePixelwise]);
 }
 
 TEST(BenchRun, FailedRunIsNeverComplete) {

@@ -76,6 +76,12 @@ TEST(P3pcLibraryCc, ContiguousMessagesUseTheLibraryShapedCurveWhenMeasured) {
   // Paths not measured in library shape, and noncontiguous layouts, keep their curves.
   EXPECT_NEAR(t.time_us(Path::send, Layout::cc, 500), t.curve(Path::send, Layout::cc)(500), 1e-12);
   EXPECT_NEAR(t.time_us(Path::full, Layout::nn, 500), t.curve(Path::full, Layout::nn)(500), 1e-12);
+  // Below the smallest library-shaped size a steep library curve would head below zero:
+  // a few-byte message (a reduction's) costs at least the paper-shape curve's value.
+  t.library_cc[int(Path::full)] = PiecewiseLinear({{4096, 8}, {8192, 16}});
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 8), t.curve(Path::full, Layout::cc)(8), 1e-12);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 4000), std::max(7.8125, t.curve(Path::full, Layout::cc)(4000)), 1e-12);
+  EXPECT_NEAR(t.time_us(Path::full, Layout::cc, 6144), 12, 1e-12);
 }
 
 TEST(CopyCost, PricesRowsAndFloats) {

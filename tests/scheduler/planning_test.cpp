@@ -437,7 +437,9 @@ TEST(Planning, AppProgramsHaveTheirExchangesAndLoops) {
   for (const auto& s : corners.steps) {
     if (s.kind == ProgramStep::Kind::exchange) {
       ++exchanges;
-      if (s.images == 3) EXPECT_EQ(s.halo, (Halo{5, 5}));  // A, B, C at rho's halo
+      if (s.images == 3) {
+        EXPECT_EQ(s.halo, (Halo{5, 5}));  // A, B, C at rho's halo
+      }
     }
     reduces += s.kind == ProgramStep::Kind::reduce;
   }

@@ -262,7 +262,9 @@ TEST(ProgramPricing, SearchPicksTheCheapestPlanOfTheProgram) {
     const ProgramCost c = price_program(*req.program, cand.plan, ModelKind::p3pc, m);
     EXPECT_EQ(c.phases.total, cand.predicted.total) << describe(cand.plan);
     EXPECT_EQ(c.phases.reduce, cand.predicted.reduce) << describe(cand.plan);
-    if (i > 0) EXPECT_LE(r.ranking[i - 1].predicted.total, cand.predicted.total);
+    if (i > 0) {
+      EXPECT_LE(r.ranking[i - 1].predicted.total, cand.predicted.total);
+    }
   }
   // Whatever grids the search excludes, it excludes for the program's halo.
   for (const auto& e : r.excluded) EXPECT_FALSE(infeasibility(Partition(8, 8, e.grid), Halo{2, 2}).empty());

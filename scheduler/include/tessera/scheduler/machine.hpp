@@ -46,7 +46,8 @@ struct P3pcTable {
   /// length is priced from the row families that measured this (path, layout): linear in
   /// log(row length) between the two nearest, the nearest one beyond the measured range.
   /// A contiguous message is priced from library_cc when that was measured (the
-  /// scheduler prices only messages the library sends). Otherwise the base curve, the
+  /// scheduler prices only messages the library sends); below library_cc's smallest
+  /// size, at least the base curve (reductions send a few bytes). Otherwise the base curve, the
   /// paper's shape.
   /// Precondition: curve(p, l) is not empty.
   double time_us(Path p, Layout l, double bytes, double row_bytes = 0) const;

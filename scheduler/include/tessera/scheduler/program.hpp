@@ -5,6 +5,7 @@
 // allreduce_plan), compute steps from tessera-bench's primitive measurements. Pure: no
 // MPI, no SQL. The decomposition search (search.hpp) prices programs with the same
 // functions.
+#include <array>
 #include <cstddef>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -118,10 +119,15 @@ struct ProgramGrid {
   bool compute_priced = false;
   /// Phase totals of the algorithm-independent phases.
   double compute = 0, reduce = 0;
+  /// Phase totals per algorithm (index: the algorithm enum), summed over the steps in
+  /// program order: what phases() returns, precomputed once per grid for the search.
+  std::array<double, 4> scatter{};
+  std::array<double, 3> gather{};
+  std::array<double, 2> exchange{};
   /// The step's cost under `plan`'s algorithms, µs (every image and repeat).
   double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
-  /// Phase totals under the algorithms of `plan` (grid ignored).
-  PhaseMicros phases(const ProgramDescription& program, const Plan& plan) const;
+  /// Phase totals under the algorithms of `plan` (grid ignored). O(1).
+  PhaseMicros phases(const Plan& plan) const;
 };
 
 /// Per-thread caches of a search: one PriceCache per halo, allreduce makespans by
