@@ -11,7 +11,7 @@
 
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
-#include "tessera/planning/app_programs.hpp"
+#include "tessera/apps/describe.hpp"
 #include "tessera/planning/planning.hpp"
 #include "tessera/scheduler/algorithms.hpp"
 #include "tessera/scheduler/simulator.hpp"
@@ -27,7 +27,7 @@ struct Options {
   bool json = false, compare_models = false, timeline = false, best_per_grid = false;
   std::optional<std::string> input, p3pc_csv;
   std::optional<std::string> app;  ///< --app: plan this app's whole program
-  planning::AppOptions app_options;
+  apps::DescribeOptions app_options;
   bool max_procs_given = false;
   planning::PlanRequest request;
 };
@@ -91,12 +91,11 @@ void finish_request(Options& o, const po::variables_map& vm, const cli::Database
     a.sigma = req.options.sigma;
     a.radius = req.options.radius;
     if (vm.count("rho")) a.rho = vm["rho"].as<double>();
-    if (vm.count("hysteresis-rounds")) a.hysteresis_rounds = vm["hysteresis-rounds"].as<int>();
-    if (vm.count("radius") && *o.app != "gauss") throw InvalidArgument("--radius applies to --app gauss only");
+    if (vm.count("hysteresis-rounds")) a.rounds = vm["hysteresis-rounds"].as<int>();
     if (o.width >= 1 && o.height >= 1) {
       // gauss is the derivative pipeline, searched as it always was (fused compute);
       // the others are programs.
-      const auto program = planning::app_program(*o.app, o.width, o.height, a);
+      const auto program = apps::describe_app(*o.app, o.width, o.height, a);
       if (*o.app != "gauss") req.program = program;
     }
   } else if (vm.count("rho") || vm.count("hysteresis-rounds")) {

@@ -10,7 +10,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
-#include "tessera/planning/app_programs.hpp"
+#include "tessera/apps/describe.hpp"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -427,31 +427,35 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
 }
 
 TEST(Planning, AppProgramsHaveTheirExchangesAndLoops) {
-  planning::AppOptions o;
+  apps::DescribeOptions o;
   o.sigma = 1;  // radii 3 (order 0), 4 (order 1); rho = 2: order-0 radius 5
-  const auto gauss = planning::app_program("gauss", 64, 48, o);
+  const auto gauss = apps::describe_app("gauss", 64, 48, o);
   EXPECT_EQ(gauss.steps.size(), scheduler::describe_program(describe_pipeline(64, 48, GaussianOptions{})).steps.size());
-  const auto corners = planning::app_program("corners", 64, 48, o);
+  const auto corners = apps::describe_app("corners", 64, 48, o);
   EXPECT_EQ(corners.halo, (Halo{5, 5}));
-  int exchanges = 0, reduces = 0;
+  // The executor's own lowering: Lx, Ly need the input at the derivative halo; A, B
+  // and C are each exchanged at rho's halo right after the sweep that makes them; the
+  // local maxima need a 1-pixel border of H.
+  int exchanges = 0, at_rho = 0, at_one = 0, reduces = 0;
   for (const auto& s : corners.steps) {
     if (s.kind == ProgramStep::Kind::exchange) {
       ++exchanges;
-      if (s.images == 3) {
-        EXPECT_EQ(s.halo, (Halo{5, 5}));  // A, B, C at rho's halo
-      }
+      at_rho += s.halo == Halo{5, 5};
+      at_one += s.halo == Halo{1, 1};
     }
     reduces += s.kind == ProgramStep::Kind::reduce;
   }
-  EXPECT_EQ(exchanges, 3);
+  EXPECT_EQ(exchanges, 5);
+  EXPECT_EQ(at_rho, 3);
+  EXPECT_EQ(at_one, 1);
   EXPECT_EQ(reduces, 1);
-  o.hysteresis_rounds = 4;
-  const auto edges = planning::app_program("edges", 64, 48, o);
+  o.rounds = 4;
+  const auto edges = apps::describe_app("edges", 64, 48, o);
   const auto repeats = scheduler::step_repeats(edges);
   int looped = 0;
   for (double r : repeats) looped += r == 4;
-  EXPECT_EQ(looped, 4);  // exchange, propagate, count, allreduce
-  EXPECT_THROW(planning::app_program("blur", 64, 48, o), InvalidArgument);
+  EXPECT_EQ(looped, 3);  // exchange, propagate (and count), allreduce of "changed"
+  EXPECT_THROW(apps::describe_app("blur", 64, 48, o), InvalidArgument);
   o.rho = 0.0;
-  EXPECT_THROW(planning::app_program("corners", 64, 48, o), InvalidArgument);
+  EXPECT_THROW(apps::describe_app("corners", 64, 48, o), InvalidArgument);
 }

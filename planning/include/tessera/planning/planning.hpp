@@ -71,7 +71,7 @@ struct PlanRequest {
   std::optional<std::string> machine;  ///< --machine (empty: this host)
   bool keep_all = true;                ///< rank every candidate (off: best per grid only)
   std::size_t keep = 0;                ///< keep only the best `keep` candidates (0: all); bounds memory
-  /// A whole program to plan (app_programs.hpp, Program::describe()); when set, its
+  /// A whole program to plan (Program::describe()); when set, its
   /// width and height are the image's and `options` is not used.
   std::optional<ProgramDescription> program;
 };

@@ -93,10 +93,10 @@ inline Image read_app_input(const Session& session, const AppOptions& o, const s
   return image;
 }
 
-/// The plan: with --plan auto the scheduler's choice for this image (until the
-/// scheduler prices whole programs, it prices the derivative pipeline with the
-/// program's widest halo, and says so); manual: the options, with the default 1xP
-/// reduced to as many row strips as the image is tall enough for. Collective.
+/// The plan: with --plan auto the scheduler's choice for this program on this image
+/// (the whole program priced step by step: Program::describe()); manual: the options,
+/// with the default 1xP reduced to as many row strips as the image is tall enough for.
+/// Collective.
 inline Plan choose_app_plan(const Session& session, const AppOptions& o, const Program& program, int width,
                             int height, const std::string& name) {
   std::string text;
@@ -108,9 +108,7 @@ inline Plan choose_app_plan(const Session& session, const AppOptions& o, const P
       planning::PlanRequest request;
       request.width = width;
       request.height = height;
-      request.options.sigma = o.sigma;
-      request.options.radius = std::max({1, halo.x, halo.y});
-      request.options.derivatives = {Derivative::Lx, Derivative::Ly};
+      request.program = program.describe(width, height);
       request.max_procs = session.size();
       request.model = o.model;
       request.perfdb = o.database.perfdb;
@@ -118,8 +116,6 @@ inline Plan choose_app_plan(const Session& session, const AppOptions& o, const P
       request.keep_all = false;
       auto result = planning::plan_for(request);
       for (const auto& note : result.notes) std::cerr << name << ": note: " << note << "\n";
-      std::cerr << name << ": note: planned as the derivative pipeline with this program's border "
-                << halo.x << "x" << halo.y << " (whole-program pricing is not wired in yet)\n";
       std::cerr << name << ": " << planning::summary(result) << "\n";
       plan = result.plan;
     } else {
