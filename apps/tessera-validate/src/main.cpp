@@ -90,25 +90,6 @@ std::vector<std::string> parse_models(const std::string& text) {
   return out;
 }
 
-std::vector<int> parse_procs(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) continue;
-    std::size_t used = 0;
-    int p = 0;
-    try {
-      p = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || p < 1) throw InvalidArgument("bad --procs value '" + item + "' (integers >= 1)");
-    out.push_back(p);
-  }
-  return out;
-}
-
 template <class T>
 std::vector<T> parse_list(const std::string& text, const char* option, T lowest) {
   std::vector<T> out;
@@ -345,7 +326,7 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
     models = parse_models(o.models);
-    scenarios = scenarios_for(o.quick, session.size(), parse_procs(o.procs), parse_list<int>(o.sizes, "--sizes", 1),
+    scenarios = scenarios_for(o.quick, session.size(), parse_list<int>(o.procs, "--procs", 1), parse_list<int>(o.sizes, "--sizes", 1),
                               parse_list<double>(o.sigmas, "--sigmas", 0.02657));
     o.arguments.assign(argv + 1, argv + argc);
     if (scenarios.empty())
