@@ -163,7 +163,7 @@ struct Pass {
 };
 
 Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, double budget_s,
-                  const ProgressFn& progress) {
+                  Clock::time_point hard_deadline, const ProgressFn& progress) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
@@ -273,7 +273,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, double b
   run_rounds(
       pair, sched, table,
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)), hook,
-      [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress);
+      [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress, hard_deadline);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
   Pass pass;
@@ -328,6 +328,11 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   const int k = std::max(1, o.repeats);
   const double share = budget_s / k;
+  // Every pass aims at its share; the first may run on to 1.5 x the whole budget (the
+  // bound a single pass had) to give every cell 3 samples, so a slow link still gets a
+  // table. Later passes stop at 1.5 x the budget too, and one that runs short is dropped.
+  const auto hard_deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.5 * budget_s));
   // The first pass refines the sizes; the others measure exactly those cells again, so
   // every cell has one median per pass.
   Options later = o;
@@ -343,7 +348,7 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     std::exception_ptr error;
     int failed = 0;  // 1: an error; 2: a later pass ran short
     try {
-      p = measure_pass(pair, opt, level, share, part);
+      p = measure_pass(pair, opt, level, share, hard_deadline, part);
     } catch (const ShortPass& e) {
       failed = first ? 1 : 2;
       if (first)
