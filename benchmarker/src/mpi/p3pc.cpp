@@ -336,25 +336,26 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   const int k = std::max(1, o.repeats);
   const double share = budget_s / k;
-  // Every pass aims at its share; the first may run on to 1.5 x the whole budget (the
-  // bound a single pass had) to give every cell 3 samples, so a slow link still gets a
-  // table. Later passes stop at the budget and keep the cells they have samples of.
+  // The first pass is the measurement one pass was before --repeats (same stop rule),
+  // aiming at half the budget (all of it with one pass), and may run on to 1.5 x the
+  // whole budget (the bound a single pass had) to give every cell 3 samples, so a
+  // loaded machine or a slow link still gets a table as robust as before. Later passes
+  // share the rest and stop at the budget, keeping the cells they have samples of.
+  const double first_share = k > 1 ? budget_s / 2 : budget_s;
   auto at = [&](double s) {
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
   const auto hard_first = at(1.5 * budget_s), hard_later = at(budget_s);
   double t_cf = 0;
-  // The passes share the samples one pass took before: each stops a cell at 1/K of the
-  // sample counts (at least 3), and at √K times the relative standard error, since the
-  // median of K pass medians has about 1/√K of one pass's error. So a run with passes
-  // costs about what one pass did.
-  Options first = o;
-  first.rule.min_samples = std::max(kMinUsableSamples, (o.rule.min_samples + k - 1) / k);
-  first.rule.max_samples = std::max(first.rule.min_samples, (o.rule.max_samples + k - 1) / k);
-  first.rule.target_rse = o.rule.target_rse * std::sqrt(double(k));
-  // The first pass refines the sizes; the others measure exactly those cells again, so
-  // every cell has one median per pass.
-  Options later = first;
+  // Later passes stop a cell at 1/K of the sample counts (at least 3), and at √K times
+  // the relative standard error, since the median of K pass medians has about 1/√K of
+  // one pass's error. The first pass refines the sizes; the others measure exactly
+  // those cells again, so every cell has one median per pass.
+  const Options& first = o;
+  Options later = o;
+  later.rule.min_samples = std::max(kMinUsableSamples, (o.rule.min_samples + k - 1) / k);
+  later.rule.max_samples = std::max(later.rule.min_samples, (o.rule.max_samples + k - 1) / k);
+  later.rule.target_rse = o.rule.target_rse * std::sqrt(double(k));
   later.refine_depth = 0;
   // The cells are warm from the first pass (and each burst's first repetition is untimed).
   later.rule.warmup = 0;
@@ -366,13 +367,14 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   // it waits for the next pass's rounds. The error itself is rethrown on rank 0 only.
   // A later pass that runs short of time is dropped (the cells keep the passes they
   // have); the first must succeed.
-  auto agreed_pass = [&](const Options& opt, const ProgressFn& part, bool first_pass) -> std::optional<Pass> {
+  auto agreed_pass = [&](const Options& opt, const ProgressFn& part, bool first_pass,
+                         double aim_s) -> std::optional<Pass> {
     Pass p;
     std::exception_ptr error;
     int failed = 0;  // 1: an error; 2: a later pass ran short
     try {
-      p = first_pass ? measure_pass(pair, opt, level, share, hard_first, part)
-                     : measure_pass(pair, opt, level, share, hard_later, part, t_cf);
+      p = first_pass ? measure_pass(pair, opt, level, aim_s, hard_first, part)
+                     : measure_pass(pair, opt, level, aim_s, hard_later, part, t_cf);
     } catch (const ShortPass& e) {
       failed = first_pass ? 1 : 2;
       if (first_pass)
@@ -410,7 +412,8 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     }
     auto part = [&, i](double f) { progress((i + std::min(1.0, f)) / k); };
     const double t0 = elapsed();
-    auto p = agreed_pass(i == 0 ? first : later, part, i == 0);
+    const double aim = i == 0 ? first_share : (budget_s - t0) / (k - i);
+    auto p = agreed_pass(i == 0 ? first : later, part, i == 0, aim);
     if (!p) break;
     char t[32];
     std::snprintf(t, sizeof t, "%s%.1f", times.empty() ? "" : ", ", elapsed() - t0);
@@ -431,7 +434,7 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   }
   MPI_Bcast(&again, 1, MPI_INT, 0, pair);
   if (again >= 0) {
-    auto p = agreed_pass(later, [](double) {}, false);
+    auto p = agreed_pass(later, [](double) {}, false, share);
     if (p && me == 0) {
       std::fprintf(stderr, "tessera-bench: P-3PC pass %d of %d deviated from the others; measured it again\n",
                    again + 1, k);
