@@ -81,14 +81,16 @@ PairComm::~PairComm() {
 void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
                 Clock::time_point deadline, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
-                const std::function<void(double)>& progress) {
+                const std::function<void(double)>& progress,
+                std::optional<Clock::time_point> hard) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   std::vector<Job> jobs;
   // The budget is soft until every cell has a usable median: a loaded machine should
   // give a slower run, not a failed one. The hard stop bounds that.
   const auto now = Clock::now();
-  const auto hard_deadline = deadline + std::max(Clock::duration::zero(), deadline - now) / 2;
+  const auto hard_deadline =
+      hard ? *hard : deadline + std::max(Clock::duration::zero(), deadline - now) / 2;
   for (;;) {
     int count = 0;
     if (me == 0) {

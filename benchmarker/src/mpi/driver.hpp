@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,8 @@ void install_interrupt_handler();
 /// refinement); rounds go on until a round is empty (the scheduler is done and the hook
 /// added nothing), or the run is interrupted. After `deadline` only cells with fewer than
 /// kMinUsableSamples timed samples are visited, and at `deadline + (deadline - now at the
-/// call) / 2` rounds stop regardless (the caller then reports the budget as too small). `sample` runs
+/// call) / 2` (or at `hard_deadline` if given) rounds stop regardless (the caller then
+/// reports the budget as too small). `sample` runs
 /// one job on both ranks and returns the time (us) on rank 0. `progress` gets the
 /// scheduler's progress on rank 0. Only rank 0's `sched`/`table` are read.
 /// Samples a cell needs for a stored median and quartiles.
@@ -86,7 +88,8 @@ inline constexpr int kMinUsableSamples = 3;
 void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
                 Clock::time_point deadline, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
-                const std::function<void(double)>& progress);
+                const std::function<void(double)>& progress,
+                std::optional<Clock::time_point> hard_deadline = std::nullopt);
 
 /// Busy-waits `us` microseconds on MPI_Wtime (the delay d of PRTT).
 void spin_us(double us);

@@ -160,10 +160,15 @@ struct ShortPass : Error {
 struct Pass {
   std::vector<perfdb::P3pcSample> rows;
   std::vector<std::int64_t> sizes;
+  double t_cf = 0;  // us
 };
 
+// With `partial` (a repeat pass, given the first pass's t_cf) a pass cut short by the
+// hard deadline keeps every cell that has a sample (a burst's median) instead of failing:
+// the median over passes tolerates one off pass, and the spread shows it.
 Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, double budget_s,
-                  const ProgressFn& progress) {
+                  Clock::time_point hard_deadline, const ProgressFn& progress,
+                  std::optional<double> partial = std::nullopt) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
@@ -273,19 +278,22 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, double b
   run_rounds(
       pair, sched, table,
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)), hook,
-      [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress);
+      [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress, hard_deadline);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
   Pass pass;
   pass.sizes = refiner.sizes();
 
   const Summary rt00 = sched.summary(paper_cell.at({int(Path::full), int(Layout::cc), 0}));
-  if (rt00.count < 3) throw ShortPass("P-3PC time budget too small to measure t_cf: raise --max-seconds");
-  const double t_cf = rt00.median / 2;
+  if (rt00.count < 3 && !partial)
+    throw ShortPass("P-3PC time budget too small to measure t_cf: raise --max-seconds");
+  const double t_cf = rt00.count >= 3 ? rt00.median / 2 : *partial;
+  pass.t_cf = t_cf;
 
   auto row = [&](Path p, Layout l, std::int64_t floats, const BlockShape& shape, int cell) {
     const Summary s = sched.summary(cell);
-    if (s.count < 3)
+    if (s.count < 1 && partial) return;
+    if (s.count < 3 && !partial)
       throw ShortPass("P-3PC time budget too small: " + std::string(to_string(p)) + "," +
                   std::string(to_string(l)) + " at " + std::to_string(floats) +
                   " floats has fewer than 3 samples; raise --max-seconds");
@@ -328,25 +336,48 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   const int k = std::max(1, o.repeats);
   const double share = budget_s / k;
-  // The first pass refines the sizes; the others measure exactly those cells again, so
-  // every cell has one median per pass.
+  // The first pass is the measurement one pass was before --repeats (same stop rule),
+  // aiming at half the budget (all of it with one pass), and may run on to 1.5 x the
+  // whole budget (the bound a single pass had) to give every cell 3 samples, so a
+  // loaded machine or a slow link still gets a table as robust as before. Later passes
+  // share the rest and stop at the budget, keeping the cells they have samples of.
+  const double first_share = k > 1 ? budget_s / 2 : budget_s;
+  auto at = [&](double s) {
+    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  const auto hard_first = at(1.5 * budget_s), hard_later = at(budget_s);
+  double t_cf = 0;
+  // Later passes stop a cell at 1/K of the sample counts (at least 3), and at √K times
+  // the relative standard error, since the median of K pass medians has about 1/√K of
+  // one pass's error. The first pass refines the sizes; the others measure exactly
+  // those cells again, so every cell has one median per pass.
+  const Options& first = o;
   Options later = o;
+  later.rule.min_samples = std::max(kMinUsableSamples, (o.rule.min_samples + k - 1) / k);
+  later.rule.max_samples = std::max(later.rule.min_samples, (o.rule.max_samples + k - 1) / k);
+  later.rule.target_rse = o.rule.target_rse * std::sqrt(double(k));
   later.refine_depth = 0;
   // The cells are warm from the first pass (and each burst's first repetition is untimed).
   later.rule.warmup = 0;
+  // --quick repeats only the paper-shape cells, the ones the quality is judged on: the
+  // library-shaped ones (up to 8 MB each) would double a repeat pass's time, and they
+  // keep their one-pass median (passes = 1, no spread), as before --repeats.
+  if (o.quick) later.tile_rows.clear();
   // Rank 0 may fail a pass (too few samples, interrupted); the peer must learn it before
   // it waits for the next pass's rounds. The error itself is rethrown on rank 0 only.
   // A later pass that runs short of time is dropped (the cells keep the passes they
   // have); the first must succeed.
-  auto agreed_pass = [&](const Options& opt, const ProgressFn& part, bool first) -> std::optional<Pass> {
+  auto agreed_pass = [&](const Options& opt, const ProgressFn& part, bool first_pass,
+                         double aim_s) -> std::optional<Pass> {
     Pass p;
     std::exception_ptr error;
     int failed = 0;  // 1: an error; 2: a later pass ran short
     try {
-      p = measure_pass(pair, opt, level, share, part);
+      p = first_pass ? measure_pass(pair, opt, level, aim_s, hard_first, part)
+                     : measure_pass(pair, opt, level, aim_s, hard_later, part, t_cf);
     } catch (const ShortPass& e) {
-      failed = first ? 1 : 2;
-      if (first)
+      failed = first_pass ? 1 : 2;
+      if (first_pass)
         error = std::current_exception();
       else
         std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: a repeat pass was dropped (%s)\n",
@@ -361,26 +392,36 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     if (failed == 2) return std::nullopt;
     return p;
   };
-  // A pass starts only if one more (at the mean pass time so far) ends within 1.5 x the
-  // budget, the bound a single pass had: on a slow link (an emulated 1 Gbit/s cluster)
-  // every cell's minimum of 3 samples per pass may not fit K times. Rank 0 decides.
-  auto another_fits = [&](int done) {
-    int go = me == 0 && elapsed() + elapsed() / done <= 1.5 * budget_s ? 1 : 0;
+  // A later pass starts only while the budget lasts (it stops at the budget, finishing
+  // its round, and keeps the cells it has samples of): on a loaded machine or a slow link (an
+  // emulated 1 Gbit/s cluster) every cell's minimum of 3 samples per pass may not fit K
+  // times. Rank 0 decides.
+  auto another_fits = [&](int) {
+    int go = me == 0 && elapsed() < budget_s ? 1 : 0;
     MPI_Bcast(&go, 1, MPI_INT, 0, pair);
     return go == 1;
   };
   std::vector<std::vector<perfdb::P3pcSample>> passes;
+  std::string times;  // each pass's wall time, for the report on stderr
   for (int i = 0; i < k; ++i) {
     if (i > 0 && !another_fits(i)) {
       if (me == 0)
-        std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: %d of %d passes fit the time budget (raise --max-seconds)\n",
-                     std::string(perfdb::to_string(level)).c_str(), i, k);
+        std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: %d of %d passes fit the time budget of %.1f s (raise --max-seconds)\n",
+                     std::string(perfdb::to_string(level)).c_str(), i, k, budget_s);
       break;
     }
     auto part = [&, i](double f) { progress((i + std::min(1.0, f)) / k); };
-    auto p = agreed_pass(i == 0 ? o : later, part, i == 0);
+    const double t0 = elapsed();
+    const double aim = i == 0 ? first_share : (budget_s - t0) / (k - i);
+    auto p = agreed_pass(i == 0 ? first : later, part, i == 0, aim);
     if (!p) break;
-    if (i == 0 && me == 0) later.sizes_floats = p->sizes;
+    char t[32];
+    std::snprintf(t, sizeof t, "%s%.1f", times.empty() ? "" : ", ", elapsed() - t0);
+    times += t;
+    if (i == 0 && me == 0) {
+      later.sizes_floats = p->sizes;
+      t_cf = p->t_cf;
+    }
     passes.push_back(std::move(p->rows));
   }
   // A pass whose cells sit systematically off the others' medians (a neighbour's build
@@ -393,7 +434,7 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   }
   MPI_Bcast(&again, 1, MPI_INT, 0, pair);
   if (again >= 0) {
-    auto p = agreed_pass(later, [](double) {}, false);
+    auto p = agreed_pass(later, [](double) {}, false, share);
     if (p && me == 0) {
       std::fprintf(stderr, "tessera-bench: P-3PC pass %d of %d deviated from the others; measured it again\n",
                    again + 1, k);
@@ -401,6 +442,8 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     }
   }
   if (me != 0) return {};
+  std::fprintf(stderr, "tessera-bench: %s P-3PC: %zu pass(es) of %d in %.1f s (%s s)\n",
+               std::string(perfdb::to_string(level)).c_str(), passes.size(), k, elapsed(), times.c_str());
   return perfdb::combine_passes(passes);
 }
 
