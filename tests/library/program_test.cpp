@@ -120,6 +120,10 @@ TEST(Program, PixelwiseChainEveryGridAndOpenCV) {
   p.output("atan2", atan2(b, a));
   p.output("magnitude", magnitude(a, b));
   p.output("select", select(a > 0.0, a, -a) - 1.0 / (abs(a) + 1.0));
+  const DImage twice = a * 3.0;
+  p.output("twice1", twice);  // one image, two outputs
+  p.output("twice2", twice);
+  p.output("input", a);       // the input itself
   const ProgramResults r = check_every_grid(p, a_img, "pixelwise");
   if (!session().is_root()) return;
   const cv::Mat A = as_mat(a_img), B = A * 0.5 + 3.0;
@@ -142,6 +146,9 @@ TEST(Program, PixelwiseChainEveryGridAndOpenCV) {
   cv::Mat cmp;
   cv::Mat(c1 / 255 + c2 / 255 * 2 + c3 / 255 * 4 + c4 / 255 * 8).convertTo(cmp, CV_32F);
   EXPECT_EQ(cv::norm(as_mat(r.images.at("cmp")), cmp, cv::NORM_INF), 0.0);
+  EXPECT_TRUE(bit_equal(r.images.at("input"), a_img));
+  EXPECT_TRUE(bit_equal(r.images.at("twice1"), r.images.at("twice2")));
+  EXPECT_EQ(cv::norm(as_mat(r.images.at("twice1")), A * 3.0, cv::NORM_INF), 0.0);
   cv::Mat sel = cv::abs(A) - 1.0 / (cv::abs(A) + 1.0);
   EXPECT_LT(relative_error(as_mat(r.images.at("select")), sel), 1e-6);
 }

@@ -39,8 +39,36 @@ struct Run {
     assert(tiles[std::size_t(node)]);
     return *tiles[std::size_t(node)];
   }
+  // The root computes an output nothing reads a halo of straight into the whole image
+  // it gathers into: no tile for it, and no copy of its part at the gather.
+  std::vector<Image> direct;
+  std::vector<View> views;  // every computed node's w x h interior
+  std::vector<bool> is_output;
+
+  bool computes_direct(int node) const {
+    const Halo h = l.buffer_halo[std::size_t(node)];
+    return team.rank() == 0 && is_output[std::size_t(node)] && h.x == 0 && h.y == 0 && node != g.input;
+  }
+  // Where `node`'s result goes (a tile with its halo, or the root's whole image).
+  View fresh_view(int node) {
+    if (computes_direct(node)) {
+      Image& whole = direct[std::size_t(node)];
+      whole = Image(partition.width(), partition.height());
+      const Box b = partition.tile(team.rank());
+      views[std::size_t(node)] = whole.view().sub(b.x0, b.y0, b.width, b.height);
+    } else {
+      views[std::size_t(node)] = fresh(node).interior();
+    }
+    return views[std::size_t(node)];
+  }
+  ConstView in(int node) const { return views[std::size_t(node)]; }
+  void drop(int node) {
+    tiles[std::size_t(node)].reset();
+    direct[std::size_t(node)] = Image();
+  }
   Tile& fresh(int node) {
     tiles[std::size_t(node)].emplace(partition, team.rank(), l.buffer_halo[std::size_t(node)]);
+    views[std::size_t(node)] = tiles[std::size_t(node)]->interior();
     return *tiles[std::size_t(node)];
   }
   BorderExchange& exchange_for(Halo h) {
@@ -67,41 +95,39 @@ struct Run {
     const auto& program = l.pixel[std::size_t(node)];
     std::vector<ConstView> leaves(g.nodes.size());
     for (const auto& in : program.code) {
-      if (in.op == Op::input) leaves[std::size_t(in.leaf)] = tile(in.leaf).interior();
+      if (in.op == Op::input) leaves[std::size_t(in.leaf)] = this->in(in.leaf);
       if (in.op == Op::s_const) scalar(in.leaf);
     }
-    detail::run_pixel(program, leaves, scalars, fresh(node).interior());
+    detail::run_pixel(program, leaves, scalars, fresh_view(node));
   }
 
   void separable(const std::vector<int>& nodes) {
-    Tile& in = tile(g.nodes[std::size_t(nodes.front())].args[0].id);
+    const int input = g.nodes[std::size_t(nodes.front())].args[0].id;
     std::vector<SeparableFilter> filters;
     std::vector<View> out;
     for (int m : nodes) {
       const auto& n = g.nodes[std::size_t(m)];
       filters.push_back({&n.kx, &n.ky});
-      out.push_back(fresh(m).interior());
+      out.push_back(fresh_view(m));
     }
-    separable_filters(std::as_const(in).interior(), in.halo(), filters, out);
+    separable_filters(in(input), l.buffer_halo[std::size_t(input)], filters, out);
   }
 
   void neighbourhood(int node) {
     const auto& n = g.nodes[std::size_t(node)];
-    const ConstView a = std::as_const(tile(n.args[0].id)).interior();
-    View out = fresh(node).interior();
+    const ConstView a = in(n.args[0].id);
+    View out = fresh_view(node);
     switch (n.op) {
       case Op::filter2d: return detail::run_filter2d(a, n.taps, out);
       case Op::nms:
-        return detail::run_nms(a, std::as_const(tile(n.args[1].id)).interior(),
-                               std::as_const(tile(n.args[2].id)).interior(), out);
+        return detail::run_nms(a, in(n.args[1].id), in(n.args[2].id), out);
       default: return detail::run_local_max(a, out);
     }
   }
 
   void reduce(int node) {
     const auto& n = g.nodes[std::size_t(node)];
-    const Tile& in = tile(n.args[0].id);
-    detail::LocalReduction r = detail::reduce_local(in.interior(), n.op);
+    detail::LocalReduction r = detail::reduce_local(in(n.args[0].id), n.op);
     const MPI_Comm comm = team.comm().comm;
     double v = 0;
     if (n.op == Op::r_sum || n.op == Op::r_mean) {
@@ -141,8 +167,8 @@ struct Run {
   void hysteresis(int node) {
     const auto& n = g.nodes[std::size_t(node)];
     Tile& out = fresh(node);
-    detail::hysteresis_init(std::as_const(tile(n.args[0].id)).interior(), out.interior());
-    const ConstView weak = std::as_const(tile(n.args[1].id)).interior();
+    detail::hysteresis_init(in(n.args[0].id), out.interior());
+    const ConstView weak = in(n.args[1].id);
     BorderExchange& ex = exchange_for(out.halo());
     // Exchange, grow locally, until no rank changed anything in a round.
     for (;;) {
@@ -178,7 +204,11 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
   std::vector<double> scalars(g.nodes.size(), 0.0);
   std::vector<bool> known(g.nodes.size(), false);
   if (team.active()) {
-    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}};
+    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {},
+            std::vector<Image>(g.nodes.size()), std::vector<View>(g.nodes.size()),
+            std::vector<bool>(g.nodes.size(), false)};
+    for (const auto& o : g.outputs)
+      if (o.value.image) run.is_output[std::size_t(o.value.id)] = true;
     // Built before the clock starts: plans and datatypes are set up once per run.
     const Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
     const Gather gather(team, partition, plan.gather);
@@ -202,6 +232,7 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
       switch (st.kind) {
         case Stage::Kind::scatter:
           run.tiles[std::size_t(g.input)].emplace(scatter.run(image));
+          run.views[std::size_t(g.input)] = run.tiles[std::size_t(g.input)]->interior();
           phase(times ? &times->scatter : nullptr);
           break;
         case Stage::Kind::exchange:
@@ -233,8 +264,11 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
           for (std::size_t k = 0; k < st.nodes.size(); ++k) {
             const int m = st.nodes[k];
             Image whole;
-            if (team.rank() == 0) whole = Image(partition.width(), partition.height());
-            gather.run(std::as_const(run.tile(m)).interior(), team.rank() == 0 ? whole : none);
+            if (run.computes_direct(m) && run.direct[std::size_t(m)].data() != nullptr)  // (moved-from: null)
+              whole = std::move(run.direct[std::size_t(m)]);  // the root's part is in place
+            else if (team.rank() == 0)
+              whole = Image(partition.width(), partition.height());
+            gather.run(run.in(m), team.rank() == 0 ? whole : none);
             if (team.rank() == 0) {
               // The same image may be two outputs: name each.
               for (const auto& o : g.outputs)
@@ -242,13 +276,15 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
                   results.images.emplace(o.name, std::move(whole));
                   break;
                 }
+              // An image that is two outputs gathers twice; the second time the root's
+              // part (still alive in the first result) is copied into a fresh image.
             }
           }
           phase(times ? &times->gather : nullptr);
           break;
         }
       }
-      for (int m : st.free_after) run.tiles[std::size_t(m)].reset();
+      for (int m : st.free_after) run.drop(m);
     }
     if (times) times->total = mark - t0;
     for (const auto& o : g.outputs)
