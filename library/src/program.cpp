@@ -569,7 +569,11 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         compute(first.label, Primitive::reduction)->ops = 1;
         ProgramStep* s = step(ProgramStep::Kind::reduce, first.label);
         s->images = 1;
-        s->bytes = first.op == Op::r_sum || first.op == Op::r_mean ? int(sizeof(ExactSum)) : 8;
+        // As the executor combines them: an exact sum's limbs and counters (17 int64),
+        // {extreme, seen} as two doubles, a count as one int64.
+        s->bytes = first.op == Op::r_sum || first.op == Op::r_mean ? int(sizeof(ExactSum))
+                   : first.op == Op::r_count                       ? 8
+                                                                   : 16;
         break;
       }
       case Stage::Kind::hysteresis: {

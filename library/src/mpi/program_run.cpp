@@ -131,7 +131,9 @@ struct Run {
     const MPI_Comm comm = team.comm().comm;
     double v = 0;
     if (n.op == Op::r_sum || n.op == Op::r_mean) {
-      // Integer limbs: the sum is exact, so every grid gets the same bits.
+      // Integer limbs: the sum is exact, so every grid gets the same bits. (describe()
+      // states sizeof(ExactSum) bytes: the limbs and three counters.)
+      static_assert(sizeof(detail::ExactSum) == 8 * (detail::ExactSum::kLimbs + 3));
       std::int64_t mine[detail::ExactSum::kLimbs + 3], all[detail::ExactSum::kLimbs + 3];
       std::copy(r.sum.limbs.begin(), r.sum.limbs.end(), mine);
       mine[detail::ExactSum::kLimbs] = r.sum.nan;
@@ -148,13 +150,12 @@ struct Run {
       v = total.value();
       if (n.op == Op::r_mean) v /= double(partition.image().area());
     } else if (n.op == Op::r_min || n.op == Op::r_max) {
-      double mine = n.op == Op::r_min ? r.min : r.max, all = 0;
-      detail::check(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, n.op == Op::r_min ? MPI_MIN : MPI_MAX, comm),
-                    "MPI_Allreduce");
-      // NaNs are ignored; if every pixel is NaN the result is NaN.
-      int any = r.any ? 1 : 0, some = 0;
-      detail::check(MPI_Allreduce(&any, &some, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-      v = some ? all : std::numeric_limits<double>::quiet_NaN();
+      // One allreduce of {extreme, seen}: NaNs are ignored, all-NaN gives NaN. For the
+      // minimum "seen" travels negated so that MPI_MIN combines it too.
+      const bool lo = n.op == Op::r_min;
+      double mine[2] = {lo ? r.min : r.max, r.any ? (lo ? -1.0 : 1.0) : 0.0}, all[2] = {0, 0};
+      detail::check(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, lo ? MPI_MIN : MPI_MAX, comm), "MPI_Allreduce");
+      v = all[1] != 0.0 ? all[0] : std::numeric_limits<double>::quiet_NaN();
     } else {
       std::int64_t all = 0;
       detail::check(MPI_Allreduce(&r.count, &all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
@@ -236,6 +237,7 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
           phase(times ? &times->scatter : nullptr);
           break;
         case Stage::Kind::exchange:
+          // `images` images at one width: the exchange plan runs once per image.
           for (int m : st.nodes) run.exchange_for(st.halo).run(run.tile(m));
           phase(times ? &times->exchange : nullptr);
           break;
