@@ -397,6 +397,71 @@ TEST(Program, HarrisResponseMatchesThePerPixelFormula) {
   EXPECT_LT(relative_error(as_mat(r.images.at("response")), h), 1e-4);
 }
 
+// describe()'s communication steps with its loops unrolled as often as the run went
+// round them must be exactly the run's communication (kind, images, halo, bytes).
+void expect_run_matches_description(const Program& program, const Image& image, const std::string& what) {
+  const Session& s = session();
+  const ProgramDescription d = program.describe(image.width(), image.height());
+  for (const Grid& g : grids_for(s.size())) {
+    if (!infeasibility(Partition(image.width(), image.height(), g), program.halo()).empty()) continue;
+    const ProgramResults r = program.run(s, image, Plan{g, ScatterAlgorithm::sbt, GatherAlgorithm::sbt,
+                                                        ExchangeAlgorithm::nonblocking});
+    std::vector<ProgramStep> expected;
+    std::size_t at = 0;  // position in r.communication, to know how many rounds ran
+    for (std::size_t i = 0; i < d.steps.size(); ++i) {
+      const ProgramStep& st = d.steps[i];
+      if (st.kind == ProgramStep::Kind::compute) continue;
+      if (st.repeat_first >= 0) {
+        // The loop body's communication, repeated while the run repeated it.
+        std::vector<ProgramStep> body;
+        for (std::size_t j = std::size_t(st.repeat_first); j <= i; ++j)
+          if (d.steps[j].kind != ProgramStep::Kind::compute) body.push_back(d.steps[j]);
+        expected.erase(expected.end() - std::ptrdiff_t(body.size() - 1), expected.end());
+        at -= body.size() - 1;
+        int rounds = 0;
+        while (at + body.size() <= r.communication.size() && r.communication[at].kind == body[0].kind &&
+               r.communication[at].operation == body[0].operation) {
+          expected.insert(expected.end(), body.begin(), body.end());
+          at += body.size();
+          ++rounds;
+        }
+        EXPECT_GE(rounds, 1) << what;
+        continue;
+      }
+      expected.push_back(st);
+      ++at;
+    }
+    ASSERT_EQ(r.communication.size(), expected.size()) << what << " " << to_string(g);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const ProgramStep &e = expected[i], &got = r.communication[i];
+      EXPECT_EQ(int(got.kind), int(e.kind)) << what << " step " << i;
+      EXPECT_EQ(got.images, e.images) << what << " step " << i;
+      EXPECT_EQ(got.halo, e.halo) << what << " step " << i;
+      EXPECT_EQ(got.bytes, e.bytes) << what << " step " << i;
+      EXPECT_EQ(got.operation, e.operation) << what << " step " << i;
+    }
+  }
+}
+
+TEST(Program, RunsCommunicateExactlyAsDescribed) {
+  apps::EdgesOptions e;
+  e.sigma = 1.5;
+  expect_run_matches_description(apps::edges_program(e), shapes_image(kW, kH), "edges");
+  apps::CornersOptions c;
+  expect_run_matches_description(apps::corners_program(c), shapes_image(kW, kH), "corners");
+  GaussianOptions g;
+  g.sigma = 2.0;
+  expect_run_matches_description(apps::gauss_program(g), random_image(kW, kH, 9), "gauss");
+  Program p;
+  const DImage a = p.input();
+  p.output("s", sum(a));
+  p.output("m", mean(a * 2.0));
+  p.output("c", count_nonzero(a > 100.0));
+  p.output("lo", min_of(a));
+  p.output("f", filter2d(a, std::vector<float>(25, 0.04f)) - a);
+  expect_run_matches_description(p, random_image(kW, kH, 10), "reductions");
+}
+
 TEST(Program, InfeasiblePlansAndBadProgramsAreRefusedOnEveryRank) {
   const Session& s = session();
   Program empty;

@@ -34,6 +34,17 @@ struct Run {
   std::vector<double> scalars;
   std::vector<bool> scalar_known;
   std::map<std::pair<int, int>, BorderExchange> exchanges;  // one plan per halo width
+  std::vector<ProgramStep>* trace = nullptr;
+
+  void record(ProgramStep::Kind kind, const std::string& operation, int images, Halo halo, int bytes = 0) {
+    ProgramStep s;
+    s.kind = kind;
+    s.operation = operation;
+    s.images = images;
+    s.halo = halo;
+    s.bytes = bytes;
+    trace->push_back(s);
+  }
 
   Tile& tile(int node) {
     assert(tiles[std::size_t(node)]);
@@ -163,6 +174,8 @@ struct Run {
     }
     scalars[std::size_t(node)] = v;
     scalar_known[std::size_t(node)] = true;
+    record(ProgramStep::Kind::reduce, n.label, 1, {},
+           n.op == Op::r_sum || n.op == Op::r_mean ? int(sizeof(detail::ExactSum)) : n.op == Op::r_count ? 8 : 16);
   }
 
   void hysteresis(int node) {
@@ -174,8 +187,10 @@ struct Run {
     // Exchange, grow locally, until no rank changed anything in a round.
     for (;;) {
       ex.run(out);
+      record(ProgramStep::Kind::exchange, n.label, 1, out.halo());
       int changed = detail::hysteresis_round(out.interior(), weak) ? 1 : 0, any = 0;
       detail::check(MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, team.comm().comm), "MPI_Allreduce");
+      record(ProgramStep::Kind::reduce, n.label, 1, {}, int(sizeof changed));
       if (!any) break;
     }
   }
@@ -205,11 +220,12 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
   std::vector<double> scalars(g.nodes.size(), 0.0);
   std::vector<bool> known(g.nodes.size(), false);
   if (team.active()) {
-    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {},
+    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}, nullptr,
             std::vector<Image>(g.nodes.size()), std::vector<View>(g.nodes.size()),
             std::vector<bool>(g.nodes.size(), false)};
     for (const auto& o : g.outputs)
       if (o.value.image) run.is_output[std::size_t(o.value.id)] = true;
+    run.trace = &results.communication;
     // Built before the clock starts: plans and datatypes are set up once per run.
     const Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
     const Gather gather(team, partition, plan.gather);
@@ -234,11 +250,13 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
         case Stage::Kind::scatter:
           run.tiles[std::size_t(g.input)].emplace(scatter.run(image));
           run.views[std::size_t(g.input)] = run.tiles[std::size_t(g.input)]->interior();
+          run.record(ProgramStep::Kind::scatter, st.operation, 1, st.halo);
           phase(times ? &times->scatter : nullptr);
           break;
         case Stage::Kind::exchange:
           // `images` images at one width: the exchange plan runs once per image.
           for (int m : st.nodes) run.exchange_for(st.halo).run(run.tile(m));
+          run.record(ProgramStep::Kind::exchange, st.operation, int(st.nodes.size()), st.halo);
           phase(times ? &times->exchange : nullptr);
           break;
         case Stage::Kind::pixel:
@@ -282,6 +300,7 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
               // part (still alive in the first result) is copied into a fresh image.
             }
           }
+          run.record(ProgramStep::Kind::gather, st.operation, int(st.nodes.size()), {});
           phase(times ? &times->gather : nullptr);
           break;
         }
