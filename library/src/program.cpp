@@ -430,7 +430,7 @@ Lowered lower(const Graph& g) {
     }
     return r;
   };
-  l.stages.push_back({Stage::Kind::scatter, {g.input}, l.buffer_halo[std::size_t(g.input)], {}});
+  l.stages.push_back({Stage::Kind::scatter, {g.input}, l.buffer_halo[std::size_t(g.input)], {}, "input"});
   done[std::size_t(g.input)] = true;
   for (std::size_t i = 0; i < count; ++i) {
     const Node& n = g.nodes[i];
@@ -466,7 +466,7 @@ Lowered lower(const Graph& g) {
           l.stages.size() >= 1)
         l.stages.back().nodes.push_back(r);
       else
-        l.stages.push_back({Stage::Kind::exchange, {r}, halo, {}});
+        l.stages.push_back({Stage::Kind::exchange, {r}, halo, {}, n.label});  // named after its reader
       valid[std::size_t(r)] = true;
       last_stage[std::size_t(r)] = int(l.stages.size()) - 1;
     }
@@ -477,7 +477,7 @@ Lowered lower(const Graph& g) {
     for (int r : inputs) last_stage[std::size_t(r)] = int(l.stages.size()) - 1;
     for (int m : s.nodes) last_stage[std::size_t(m)] = std::max(last_stage[std::size_t(m)], int(l.stages.size()) - 1);
   }
-  Stage gather{Stage::Kind::gather, {}, {}, {}};
+  Stage gather{Stage::Kind::gather, {}, {}, {}, "output"};
   for (const auto& o : g.outputs)
     if (o.value.image) gather.nodes.push_back(o.value.id);
   if (!gather.nodes.empty()) {
@@ -507,23 +507,17 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
     s->primitive = p;
     return s;
   };
-  // The operation that an exchange serves: the next compute stage's first node.
-  auto label_of_next = [&](std::size_t k) {
-    for (std::size_t j = k + 1; j < l.stages.size(); ++j)
-      if (l.stages[j].kind != Stage::Kind::exchange) return g.nodes[std::size_t(l.stages[j].nodes.front())].label;
-    return std::string("exchange");
-  };
   for (std::size_t k = 0; k < l.stages.size(); ++k) {
     const Stage& st = l.stages[k];
     const Node& first = g.nodes[std::size_t(st.nodes.front())];
     switch (st.kind) {
       case Stage::Kind::scatter: {
-        ProgramStep* s = step(ProgramStep::Kind::scatter, "input");
+        ProgramStep* s = step(ProgramStep::Kind::scatter, st.operation);
         s->halo = st.halo;
         break;
       }
       case Stage::Kind::exchange: {
-        ProgramStep* s = step(ProgramStep::Kind::exchange, label_of_next(k));
+        ProgramStep* s = step(ProgramStep::Kind::exchange, st.operation);
         s->images = int(st.nodes.size());
         s->halo = st.halo;
         break;
@@ -569,7 +563,11 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         compute(first.label, Primitive::reduction)->ops = 1;
         ProgramStep* s = step(ProgramStep::Kind::reduce, first.label);
         s->images = 1;
-        s->bytes = first.op == Op::r_sum || first.op == Op::r_mean ? int(sizeof(ExactSum)) : 8;
+        // As the executor combines them: an exact sum's limbs and counters (17 int64),
+        // {extreme, seen} as two doubles, a count as one int64.
+        s->bytes = first.op == Op::r_sum || first.op == Op::r_mean ? int(sizeof(ExactSum))
+                   : first.op == Op::r_count                       ? 8
+                                                                   : 16;
         break;
       }
       case Stage::Kind::hysteresis: {
@@ -585,7 +583,7 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         break;
       }
       case Stage::Kind::gather: {
-        ProgramStep* s = step(ProgramStep::Kind::gather, "output");
+        ProgramStep* s = step(ProgramStep::Kind::gather, st.operation);
         s->images = int(st.nodes.size());
         break;
       }

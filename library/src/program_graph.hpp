@@ -71,6 +71,7 @@ struct Stage {
   std::vector<int> nodes;
   Halo halo;                    // scatter, exchange: width moved
   std::vector<int> free_after;  // image nodes whose tiles are dropped after this stage
+  std::string operation;        // scatter, exchange, gather: ProgramStep::operation
 };
 
 /// A fused pixel-wise chain as a register program over one chunk of a row.

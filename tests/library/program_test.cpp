@@ -120,6 +120,10 @@ TEST(Program, PixelwiseChainEveryGridAndOpenCV) {
   p.output("atan2", atan2(b, a));
   p.output("magnitude", magnitude(a, b));
   p.output("select", select(a > 0.0, a, -a) - 1.0 / (abs(a) + 1.0));
+  const DImage twice = a * 3.0;
+  p.output("twice1", twice);  // one image, two outputs
+  p.output("twice2", twice);
+  p.output("input", a);       // the input itself
   const ProgramResults r = check_every_grid(p, a_img, "pixelwise");
   if (!session().is_root()) return;
   const cv::Mat A = as_mat(a_img), B = A * 0.5 + 3.0;
@@ -142,6 +146,9 @@ TEST(Program, PixelwiseChainEveryGridAndOpenCV) {
   cv::Mat cmp;
   cv::Mat(c1 / 255 + c2 / 255 * 2 + c3 / 255 * 4 + c4 / 255 * 8).convertTo(cmp, CV_32F);
   EXPECT_EQ(cv::norm(as_mat(r.images.at("cmp")), cmp, cv::NORM_INF), 0.0);
+  EXPECT_TRUE(bit_equal(r.images.at("input"), a_img));
+  EXPECT_TRUE(bit_equal(r.images.at("twice1"), r.images.at("twice2")));
+  EXPECT_EQ(cv::norm(as_mat(r.images.at("twice1")), A * 3.0, cv::NORM_INF), 0.0);
   cv::Mat sel = cv::abs(A) - 1.0 / (cv::abs(A) + 1.0);
   EXPECT_LT(relative_error(as_mat(r.images.at("select")), sel), 1e-6);
 }
@@ -388,6 +395,71 @@ TEST(Program, HarrisResponseMatchesThePerPixelFormula) {
       h.at<float>(y, x) = float((aa * cc - bb * bb) - 0.04 * (aa + cc) * (aa + cc));
     }
   EXPECT_LT(relative_error(as_mat(r.images.at("response")), h), 1e-4);
+}
+
+// describe()'s communication steps with its loops unrolled as often as the run went
+// round them must be exactly the run's communication (kind, images, halo, bytes).
+void expect_run_matches_description(const Program& program, const Image& image, const std::string& what) {
+  const Session& s = session();
+  const ProgramDescription d = program.describe(image.width(), image.height());
+  for (const Grid& g : grids_for(s.size())) {
+    if (!infeasibility(Partition(image.width(), image.height(), g), program.halo()).empty()) continue;
+    const ProgramResults r = program.run(s, image, Plan{g, ScatterAlgorithm::sbt, GatherAlgorithm::sbt,
+                                                        ExchangeAlgorithm::nonblocking});
+    std::vector<ProgramStep> expected;
+    std::size_t at = 0;  // position in r.communication, to know how many rounds ran
+    for (std::size_t i = 0; i < d.steps.size(); ++i) {
+      const ProgramStep& st = d.steps[i];
+      if (st.kind == ProgramStep::Kind::compute) continue;
+      if (st.repeat_first >= 0) {
+        // The loop body's communication, repeated while the run repeated it.
+        std::vector<ProgramStep> body;
+        for (std::size_t j = std::size_t(st.repeat_first); j <= i; ++j)
+          if (d.steps[j].kind != ProgramStep::Kind::compute) body.push_back(d.steps[j]);
+        expected.erase(expected.end() - std::ptrdiff_t(body.size() - 1), expected.end());
+        at -= body.size() - 1;
+        int rounds = 0;
+        while (at + body.size() <= r.communication.size() && r.communication[at].kind == body[0].kind &&
+               r.communication[at].operation == body[0].operation) {
+          expected.insert(expected.end(), body.begin(), body.end());
+          at += body.size();
+          ++rounds;
+        }
+        EXPECT_GE(rounds, 1) << what;
+        continue;
+      }
+      expected.push_back(st);
+      ++at;
+    }
+    ASSERT_EQ(r.communication.size(), expected.size()) << what << " " << to_string(g);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const ProgramStep &e = expected[i], &got = r.communication[i];
+      EXPECT_EQ(int(got.kind), int(e.kind)) << what << " step " << i;
+      EXPECT_EQ(got.images, e.images) << what << " step " << i;
+      EXPECT_EQ(got.halo, e.halo) << what << " step " << i;
+      EXPECT_EQ(got.bytes, e.bytes) << what << " step " << i;
+      EXPECT_EQ(got.operation, e.operation) << what << " step " << i;
+    }
+  }
+}
+
+TEST(Program, RunsCommunicateExactlyAsDescribed) {
+  apps::EdgesOptions e;
+  e.sigma = 1.5;
+  expect_run_matches_description(apps::edges_program(e), shapes_image(kW, kH), "edges");
+  apps::CornersOptions c;
+  expect_run_matches_description(apps::corners_program(c), shapes_image(kW, kH), "corners");
+  GaussianOptions g;
+  g.sigma = 2.0;
+  expect_run_matches_description(apps::gauss_program(g), random_image(kW, kH, 9), "gauss");
+  Program p;
+  const DImage a = p.input();
+  p.output("s", sum(a));
+  p.output("m", mean(a * 2.0));
+  p.output("c", count_nonzero(a > 100.0));
+  p.output("lo", min_of(a));
+  p.output("f", filter2d(a, std::vector<float>(25, 0.04f)) - a);
+  expect_run_matches_description(p, random_image(kW, kH, 10), "reductions");
 }
 
 TEST(Program, InfeasiblePlansAndBadProgramsAreRefusedOnEveryRank) {

@@ -75,6 +75,11 @@ class Scalar {
 struct ProgramResults {
   std::map<std::string, Image> images;
   std::map<std::string, double> scalars;
+  /// The communication this run performed, in order, as ProgramSteps (kind, operation,
+  /// images, halo, bytes): scatter, exchanges, reductions, gathers, with each round of
+  /// an iterative operation listed. On the ranks that ran the plan (empty on idle
+  /// ones). Lets tests and tools check a run against describe().
+  std::vector<ProgramStep> communication;
 };
 
 /// A program: its input, its operations and its outputs. Movable; handles stay valid.

@@ -38,7 +38,7 @@ inline std::string_view to_string(Primitive p) {
 struct ProgramStep {
   enum class Kind {
     scatter,   ///< `images` images scattered from the root into tiles with `halo`
-    exchange,  ///< border exchange of `images` images at width `halo`
+    exchange,  ///< border exchange of `images` images at width `halo` (the plan run once per image)
     compute,   ///< one primitive over every tile (see `region`)
     reduce,    ///< combine `images` scalars per rank into one result every rank has
     gather,    ///< `images` tile-sized images gathered to the root
@@ -66,9 +66,9 @@ struct ProgramStep {
   int repeat_first = -1;
   int expected_rounds = 0;
 
-  /// reduce: bytes each rank contributes to the combination (an exact sum's
-  /// fixed-point accumulator is 136 bytes, a minimum or maximum 8, hysteresis's
-  /// "changed" flag 4). 0 = not stated (price `images` doubles).
+  /// reduce: bytes each rank contributes to the one allreduce (an exact sum's
+  /// fixed-point accumulator is 136 bytes, a minimum or maximum 16, a count 8,
+  /// hysteresis's "changed" flag 4). 0 = not stated (price `images` doubles).
   int bytes = 0;
 };
 

@@ -34,13 +34,52 @@ struct Run {
   std::vector<double> scalars;
   std::vector<bool> scalar_known;
   std::map<std::pair<int, int>, BorderExchange> exchanges;  // one plan per halo width
+  std::vector<ProgramStep>* trace = nullptr;
+
+  void record(ProgramStep::Kind kind, const std::string& operation, int images, Halo halo, int bytes = 0) {
+    ProgramStep s;
+    s.kind = kind;
+    s.operation = operation;
+    s.images = images;
+    s.halo = halo;
+    s.bytes = bytes;
+    trace->push_back(s);
+  }
 
   Tile& tile(int node) {
     assert(tiles[std::size_t(node)]);
     return *tiles[std::size_t(node)];
   }
+  // The root computes an output nothing reads a halo of straight into the whole image
+  // it gathers into: no tile for it, and no copy of its part at the gather.
+  std::vector<Image> direct;
+  std::vector<View> views;  // every computed node's w x h interior
+  std::vector<bool> is_output;
+
+  bool computes_direct(int node) const {
+    const Halo h = l.buffer_halo[std::size_t(node)];
+    return team.rank() == 0 && is_output[std::size_t(node)] && h.x == 0 && h.y == 0 && node != g.input;
+  }
+  // Where `node`'s result goes (a tile with its halo, or the root's whole image).
+  View fresh_view(int node) {
+    if (computes_direct(node)) {
+      Image& whole = direct[std::size_t(node)];
+      whole = Image(partition.width(), partition.height());
+      const Box b = partition.tile(team.rank());
+      views[std::size_t(node)] = whole.view().sub(b.x0, b.y0, b.width, b.height);
+    } else {
+      views[std::size_t(node)] = fresh(node).interior();
+    }
+    return views[std::size_t(node)];
+  }
+  ConstView in(int node) const { return views[std::size_t(node)]; }
+  void drop(int node) {
+    tiles[std::size_t(node)].reset();
+    direct[std::size_t(node)] = Image();
+  }
   Tile& fresh(int node) {
     tiles[std::size_t(node)].emplace(partition, team.rank(), l.buffer_halo[std::size_t(node)]);
+    views[std::size_t(node)] = tiles[std::size_t(node)]->interior();
     return *tiles[std::size_t(node)];
   }
   BorderExchange& exchange_for(Halo h) {
@@ -67,45 +106,45 @@ struct Run {
     const auto& program = l.pixel[std::size_t(node)];
     std::vector<ConstView> leaves(g.nodes.size());
     for (const auto& in : program.code) {
-      if (in.op == Op::input) leaves[std::size_t(in.leaf)] = tile(in.leaf).interior();
+      if (in.op == Op::input) leaves[std::size_t(in.leaf)] = this->in(in.leaf);
       if (in.op == Op::s_const) scalar(in.leaf);
     }
-    detail::run_pixel(program, leaves, scalars, fresh(node).interior());
+    detail::run_pixel(program, leaves, scalars, fresh_view(node));
   }
 
   void separable(const std::vector<int>& nodes) {
-    Tile& in = tile(g.nodes[std::size_t(nodes.front())].args[0].id);
+    const int input = g.nodes[std::size_t(nodes.front())].args[0].id;
     std::vector<SeparableFilter> filters;
     std::vector<View> out;
     for (int m : nodes) {
       const auto& n = g.nodes[std::size_t(m)];
       filters.push_back({&n.kx, &n.ky});
-      out.push_back(fresh(m).interior());
+      out.push_back(fresh_view(m));
     }
-    separable_filters(std::as_const(in).interior(), in.halo(), filters, out);
+    separable_filters(in(input), l.buffer_halo[std::size_t(input)], filters, out);
   }
 
   void neighbourhood(int node) {
     const auto& n = g.nodes[std::size_t(node)];
-    const ConstView a = std::as_const(tile(n.args[0].id)).interior();
-    View out = fresh(node).interior();
+    const ConstView a = in(n.args[0].id);
+    View out = fresh_view(node);
     switch (n.op) {
       case Op::filter2d: return detail::run_filter2d(a, n.taps, out);
       case Op::nms:
-        return detail::run_nms(a, std::as_const(tile(n.args[1].id)).interior(),
-                               std::as_const(tile(n.args[2].id)).interior(), out);
+        return detail::run_nms(a, in(n.args[1].id), in(n.args[2].id), out);
       default: return detail::run_local_max(a, out);
     }
   }
 
   void reduce(int node) {
     const auto& n = g.nodes[std::size_t(node)];
-    const Tile& in = tile(n.args[0].id);
-    detail::LocalReduction r = detail::reduce_local(in.interior(), n.op);
+    detail::LocalReduction r = detail::reduce_local(in(n.args[0].id), n.op);
     const MPI_Comm comm = team.comm().comm;
     double v = 0;
     if (n.op == Op::r_sum || n.op == Op::r_mean) {
-      // Integer limbs: the sum is exact, so every grid gets the same bits.
+      // Integer limbs: the sum is exact, so every grid gets the same bits. (describe()
+      // states sizeof(ExactSum) bytes: the limbs and three counters.)
+      static_assert(sizeof(detail::ExactSum) == 8 * (detail::ExactSum::kLimbs + 3));
       std::int64_t mine[detail::ExactSum::kLimbs + 3], all[detail::ExactSum::kLimbs + 3];
       std::copy(r.sum.limbs.begin(), r.sum.limbs.end(), mine);
       mine[detail::ExactSum::kLimbs] = r.sum.nan;
@@ -122,13 +161,12 @@ struct Run {
       v = total.value();
       if (n.op == Op::r_mean) v /= double(partition.image().area());
     } else if (n.op == Op::r_min || n.op == Op::r_max) {
-      double mine = n.op == Op::r_min ? r.min : r.max, all = 0;
-      detail::check(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, n.op == Op::r_min ? MPI_MIN : MPI_MAX, comm),
-                    "MPI_Allreduce");
-      // NaNs are ignored; if every pixel is NaN the result is NaN.
-      int any = r.any ? 1 : 0, some = 0;
-      detail::check(MPI_Allreduce(&any, &some, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-      v = some ? all : std::numeric_limits<double>::quiet_NaN();
+      // One allreduce of {extreme, seen}: NaNs are ignored, all-NaN gives NaN. For the
+      // minimum "seen" travels negated so that MPI_MIN combines it too.
+      const bool lo = n.op == Op::r_min;
+      double mine[2] = {lo ? r.min : r.max, r.any ? (lo ? -1.0 : 1.0) : 0.0}, all[2] = {0, 0};
+      detail::check(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, lo ? MPI_MIN : MPI_MAX, comm), "MPI_Allreduce");
+      v = all[1] != 0.0 ? all[0] : std::numeric_limits<double>::quiet_NaN();
     } else {
       std::int64_t all = 0;
       detail::check(MPI_Allreduce(&r.count, &all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
@@ -136,19 +174,23 @@ struct Run {
     }
     scalars[std::size_t(node)] = v;
     scalar_known[std::size_t(node)] = true;
+    record(ProgramStep::Kind::reduce, n.label, 1, {},
+           n.op == Op::r_sum || n.op == Op::r_mean ? int(sizeof(detail::ExactSum)) : n.op == Op::r_count ? 8 : 16);
   }
 
   void hysteresis(int node) {
     const auto& n = g.nodes[std::size_t(node)];
     Tile& out = fresh(node);
-    detail::hysteresis_init(std::as_const(tile(n.args[0].id)).interior(), out.interior());
-    const ConstView weak = std::as_const(tile(n.args[1].id)).interior();
+    detail::hysteresis_init(in(n.args[0].id), out.interior());
+    const ConstView weak = in(n.args[1].id);
     BorderExchange& ex = exchange_for(out.halo());
     // Exchange, grow locally, until no rank changed anything in a round.
     for (;;) {
       ex.run(out);
+      record(ProgramStep::Kind::exchange, n.label, 1, out.halo());
       int changed = detail::hysteresis_round(out.interior(), weak) ? 1 : 0, any = 0;
       detail::check(MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, team.comm().comm), "MPI_Allreduce");
+      record(ProgramStep::Kind::reduce, n.label, 1, {}, int(sizeof changed));
       if (!any) break;
     }
   }
@@ -178,7 +220,12 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
   std::vector<double> scalars(g.nodes.size(), 0.0);
   std::vector<bool> known(g.nodes.size(), false);
   if (team.active()) {
-    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}};
+    Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}, nullptr,
+            std::vector<Image>(g.nodes.size()), std::vector<View>(g.nodes.size()),
+            std::vector<bool>(g.nodes.size(), false)};
+    for (const auto& o : g.outputs)
+      if (o.value.image) run.is_output[std::size_t(o.value.id)] = true;
+    run.trace = &results.communication;
     // Built before the clock starts: plans and datatypes are set up once per run.
     const Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
     const Gather gather(team, partition, plan.gather);
@@ -202,10 +249,14 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
       switch (st.kind) {
         case Stage::Kind::scatter:
           run.tiles[std::size_t(g.input)].emplace(scatter.run(image));
+          run.views[std::size_t(g.input)] = run.tiles[std::size_t(g.input)]->interior();
+          run.record(ProgramStep::Kind::scatter, st.operation, 1, st.halo);
           phase(times ? &times->scatter : nullptr);
           break;
         case Stage::Kind::exchange:
+          // `images` images at one width: the exchange plan runs once per image.
           for (int m : st.nodes) run.exchange_for(st.halo).run(run.tile(m));
+          run.record(ProgramStep::Kind::exchange, st.operation, int(st.nodes.size()), st.halo);
           phase(times ? &times->exchange : nullptr);
           break;
         case Stage::Kind::pixel:
@@ -233,8 +284,11 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
           for (std::size_t k = 0; k < st.nodes.size(); ++k) {
             const int m = st.nodes[k];
             Image whole;
-            if (team.rank() == 0) whole = Image(partition.width(), partition.height());
-            gather.run(std::as_const(run.tile(m)).interior(), team.rank() == 0 ? whole : none);
+            if (run.computes_direct(m) && run.direct[std::size_t(m)].data() != nullptr)  // (moved-from: null)
+              whole = std::move(run.direct[std::size_t(m)]);  // the root's part is in place
+            else if (team.rank() == 0)
+              whole = Image(partition.width(), partition.height());
+            gather.run(run.in(m), team.rank() == 0 ? whole : none);
             if (team.rank() == 0) {
               // The same image may be two outputs: name each.
               for (const auto& o : g.outputs)
@@ -242,13 +296,16 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
                   results.images.emplace(o.name, std::move(whole));
                   break;
                 }
+              // An image that is two outputs gathers twice; the second time the root's
+              // part (still alive in the first result) is copied into a fresh image.
             }
           }
+          run.record(ProgramStep::Kind::gather, st.operation, int(st.nodes.size()), {});
           phase(times ? &times->gather : nullptr);
           break;
         }
       }
-      for (int m : st.free_after) run.tiles[std::size_t(m)].reset();
+      for (int m : st.free_after) run.drop(m);
     }
     if (times) times->total = mark - t0;
     for (const auto& o : g.outputs)
