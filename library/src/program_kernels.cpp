@@ -39,10 +39,28 @@ inline float apply(Op op, float a, float b, float c) {
   }
 }
 
-// One instruction over n pixels; the switch is outside the loop so it vectorises.
+constexpr int arity(Op op) {
+  switch (op) {
+    case Op::neg:
+    case Op::abs:
+    case Op::sqrt: return 1;
+    case Op::select: return 3;
+    default: return 2;
+  }
+}
+
+// One instruction over n pixels: the switch is outside the loop and each loop reads
+// only its arguments, so it vectorises (sqrt too: this file is built with
+// -fno-math-errno; IEEE sqrt is correctly rounded either way, so the bits are the same).
 template <Op op>
-void loop(float* dst, const float* a, const float* b, const float* c, int n) {
-  for (int i = 0; i < n; ++i) dst[i] = apply(op, a[i], b ? b[i] : 0.0f, c ? c[i] : 0.0f);
+void loop(float* __restrict dst, const float* a, const float* b, const float* c, int n) {
+  if constexpr (arity(op) == 1) {
+    for (int i = 0; i < n; ++i) dst[i] = apply(op, a[i], 0.0f, 0.0f);
+  } else if constexpr (arity(op) == 2) {
+    for (int i = 0; i < n; ++i) dst[i] = apply(op, a[i], b[i], 0.0f);
+  } else {
+    for (int i = 0; i < n; ++i) dst[i] = apply(op, a[i], b[i], c[i]);
+  }
 }
 
 void run_instr(Op op, float* dst, const float* a, const float* b, const float* c, int n) {
