@@ -99,8 +99,18 @@ TEST(ValidateReport, CsvRowsPerObservationAndModel) {
 }
 
 TEST(ValidateReport, IndexLinksChartsAndData) {
-  const std::string md = index_markdown("tessera-validate: vm", {"a note"}, sample(), {}, {}, {"p3pc"},
+  ProcsDecision d;
+  d.chooser = "p3pc";
+  d.chosen = Plan{Grid{1, 2}};
+  d.best = Plan{Grid{1, 1}};
+  d.chosen_us = 150;
+  d.best_us = 100;
+  d.regret = 1.5;
+  const std::string md = index_markdown("tessera-validate: vm", {"a note"}, sample(), {}, {d}, {"p3pc"},
                                         {{"Errors", "errors.svg"}}, {"observations.csv"});
+  EXPECT_NE(md.find("| 1 | p3pc | 2 | 1x2 scatter=sbt gather=sbt exchange=nonblocking | 150 | 1 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| baseline petsc-dmda |"), std::string::npos);
   EXPECT_NE(md.find("# tessera-validate: vm"), std::string::npos);
   EXPECT_NE(md.find("- a note"), std::string::npos);
   EXPECT_NE(md.find("[Errors](errors.svg)"), std::string::npos);

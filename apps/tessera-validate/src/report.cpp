@@ -294,11 +294,14 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
   }
   out << "\nBaselines: mpi-dims = MPI_Dims_create grid, mpi/mpi/4step; petsc-dmda = PETSc DMDA's default "
          "grid, mpi/mpi/nonblocking; row-strips = 1xP, the library's defaults (sbt/sbt/nonblocking).\n\n";
-  out << "## Decisions over P\n\n| chooser | chosen | chosen µs | best | best µs | regret |\n"
-         "|---|---|---|---|---|---|\n";
+  out << "## Decisions over P\n\nProblem k is the k-th image size and sigma of the scenario list (in the "
+         "JSON summary's `decisions` by name).\n\n"
+         "| problem | chooser | chosen P | chosen | chosen µs | best P | best | best µs | regret |\n"
+         "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& d : procs_decisions)
-    out << "| " << d.chooser << " | " << describe(d.chosen) << " | " << d.chosen_us << " | " << describe(d.best)
-        << " | " << d.best_us << " | " << d.regret << " |\n";
+    out << "| " << d.problem + 1 << " | " << d.chooser << " | " << d.chosen.procs() << " | " << describe(d.chosen)
+        << " | " << d.chosen_us << " | " << d.best.procs() << " | " << describe(d.best) << " | " << d.best_us
+        << " | " << d.regret << " |\n";
   out << "\n";
   out << "## How to read the charts\n\n"
          "Each phase chart is one scenario and one phase. A group of bars is one grid (X×Y: X ranks "
