@@ -1,6 +1,6 @@
 // tessera-ops-bench: does a chain of pixel-wise operations cost one sweep? Times, on the
 // public Program API, one pixel-wise operation (in * 1.5) and a chain of five
-// (sqrt(max(abs(in * 1.5 + 2), 0.5))... see kChain) on an N x N image, interleaved run
+// (sqrt(max(abs(in * 1.5 + 2), 0.5)), and five multiply/adds) on an N x N image, interleaved run
 // by run, and the same two with cv::Mat expressions (one pass per operation) for
 // comparison. Prints one JSON line: median, min, max of the compute phase and of the
 // whole run (scatter to gather) for each, and the ratios five / one.
@@ -24,6 +24,8 @@ namespace {
 
 // The five operations: multiply, add, abs, max with a scalar, sqrt.
 tessera::DImage chain(const tessera::DImage& in) { return tessera::sqrt(tessera::max(tessera::abs(in * 1.5 + 2.0), 0.5)); }
+// Five as cheap as the single one (multiply/add by scalars): the cost of a sweep alone.
+tessera::DImage arith(const tessera::DImage& in) { return (((in * 1.5 + 2.0) * 0.5) - 1.0) * 3.0; }
 cv::Mat chain(const cv::Mat& in) {
   cv::Mat t = in * 1.5;
   t = t + 2.0;
@@ -61,9 +63,10 @@ int main(int argc, char** argv) {
     tessera::Plan plan;
     plan.grid = grid_text.empty() ? tessera::Grid{1, session.size()} : tessera::parse_grid(grid_text);
 
-    tessera::Program one, five;
+    tessera::Program one, five, five_arith;
     one.output("out", one.input() * 1.5);
     five.output("out", chain(five.input()));
+    five_arith.output("out", arith(five_arith.input()));
 
     tessera::Image image;
     cv::Mat mat;
@@ -75,14 +78,16 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0, n = image.pixel_count(); i < n; ++i) p[i] = u(rng);
       mat = cv::Mat(size, size, CV_32F, image.data());
     }
-    std::vector<double> one_compute, one_total, five_compute, five_total, cv_one, cv_five;
+    std::vector<double> one_compute, one_total, five_compute, five_total, arith_compute, arith_total, cv_one, cv_five;
     for (int i = 0; i < warmup + runs; ++i) {
-      tessera::PhaseSeconds t1, t5;
+      tessera::PhaseSeconds t1, t5, ta;
       one.run(session, image, plan, &t1);
       five.run(session, image, plan, &t5);
+      five_arith.run(session, image, plan, &ta);
       if (i < warmup) continue;
       one_compute.push_back(t1.compute), one_total.push_back(t1.total);
       five_compute.push_back(t5.compute), five_total.push_back(t5.total);
+      arith_compute.push_back(ta.compute), arith_total.push_back(ta.total);
       if (session.is_root()) {  // OpenCV on the root alone, while the other ranks wait
         auto t0 = std::chrono::steady_clock::now();
         cv::Mat r1 = mat * 1.5;
@@ -103,14 +108,19 @@ int main(int argc, char** argv) {
                      {"grid", tessera::to_string(plan.grid)},
                      {"runs", runs},
                      {"chain", "sqrt(max(abs(in * 1.5 + 2), 0.5))"},
+                     {"chain_arith", "(((in * 1.5 + 2) * 0.5) - 1) * 3"},
                      {"one_compute", summary(one_compute)},
                      {"five_compute", summary(five_compute)},
                      {"one_total", summary(one_total)},
                      {"five_total", summary(five_total)},
+                     {"arith_compute", summary(arith_compute)},
+                     {"arith_total", summary(arith_total)},
                      {"opencv_one", summary(cv_one)},
                      {"opencv_five", summary(cv_five)},
                      {"ratio_compute", ratio(five_compute, one_compute)},
                      {"ratio_total", ratio(five_total, one_total)},
+                     {"ratio_arith_compute", ratio(arith_compute, one_compute)},
+                     {"ratio_arith_total", ratio(arith_total, one_total)},
                      {"ratio_opencv", ratio(cv_five, cv_one)},
                      {"peak_rss_bytes", rss}};
     std::cout << j.dump() << std::endl;
