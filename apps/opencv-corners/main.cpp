@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
     std::vector<Corner> list;
     list.reserve(at.size());
     for (const cv::Point& p : at) list.push_back({p.x, p.y, h.at<float>(p)});
-    std::stable_sort(list.begin(), list.end(), [](const Corner& l, const Corner& r) { return l.response > r.response; });
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Corner& l, const Corner& r) { return l.response > r.response; });
     if (max >= 0 && list.size() > std::size_t(max)) list.resize(std::size_t(max));
     const double compute_s = since(t);
 
@@ -123,11 +124,12 @@ int main(int argc, char** argv) {
     csv.close();
     if (!csv) throw std::runtime_error("cannot write corners.csv");
     const double write_s = since(t);
-    std::cout << nlohmann::json{{"width", image.cols}, {"height", image.rows}, {"sigma", sigma}, {"rho", rho},
-                                {"threads", cv::getNumThreads()}, {"corners", list.size()}, {"read_s", read_s},
-                                {"compute_s", compute_s}, {"write_s", write_s}}
-                     .dump()
-              << std::endl;
+    std::cout
+        << nlohmann::json{{"width", image.cols}, {"height", image.rows},           {"sigma", sigma},
+                          {"rho", rho},          {"threads", cv::getNumThreads()}, {"corners", list.size()},
+                          {"read_s", read_s},    {"compute_s", compute_s},         {"write_s", write_s}}
+               .dump()
+        << std::endl;
   } catch (const std::exception& e) {
     std::cerr << "tessera-opencv-corners: error: " << e.what() << "\n";
     return 1;

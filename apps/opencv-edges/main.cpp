@@ -113,8 +113,10 @@ int main(int argc, char** argv) {
     t = Clock::now();
     tessera::Kernel1D k0 = tessera::gaussian_kernel(sigma, 0), k1 = tessera::gaussian_kernel(sigma, 1);
     cv::Mat lx, ly, m;
-    cv::sepFilter2D(image, lx, CV_32F, row_of(k1), row_of(k0).t(), cv::Point(-1, -1), 0, cv::BORDER_REFLECT_101);
-    cv::sepFilter2D(image, ly, CV_32F, row_of(k0), row_of(k1).t(), cv::Point(-1, -1), 0, cv::BORDER_REFLECT_101);
+    cv::sepFilter2D(image, lx, CV_32F, row_of(k1), row_of(k0).t(), cv::Point(-1, -1), 0,
+                    cv::BORDER_REFLECT_101);
+    cv::sepFilter2D(image, ly, CV_32F, row_of(k0), row_of(k1).t(), cv::Point(-1, -1), 0,
+                    cv::BORDER_REFLECT_101);
     cv::magnitude(lx, ly, m);
     double top = 0;
     cv::minMaxLoc(m, nullptr, &top);
@@ -133,9 +135,10 @@ int main(int argc, char** argv) {
     cv::imwrite((dir / "magnitude.png").string(), preview);
     cv::imwrite((dir / "edges.png").string(), edges);
     const double write_s = since(t);
-    std::cout << nlohmann::json{{"width", image.cols}, {"height", image.rows}, {"sigma", sigma},
-                                {"threads", cv::getNumThreads()}, {"read_s", read_s},
-                                {"compute_s", compute_s}, {"write_s", write_s}}
+    std::cout << nlohmann::json{{"width", image.cols}, {"height", image.rows},
+                                {"sigma", sigma},      {"threads", cv::getNumThreads()},
+                                {"read_s", read_s},    {"compute_s", compute_s},
+                                {"write_s", write_s}}
                      .dump()
               << std::endl;
   } catch (const std::exception& e) {

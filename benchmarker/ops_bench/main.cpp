@@ -23,7 +23,9 @@ namespace po = boost::program_options;
 namespace {
 
 // The five operations: multiply, add, abs, max with a scalar, sqrt.
-tessera::DImage chain(const tessera::DImage& in) { return tessera::sqrt(tessera::max(tessera::abs(in * 1.5 + 2.0), 0.5)); }
+tessera::DImage chain(const tessera::DImage& in) {
+  return tessera::sqrt(tessera::max(tessera::abs(in * 1.5 + 2.0), 0.5));
+}
 // Five as cheap as the single one (multiply/add by scalars): the cost of a sweep alone.
 tessera::DImage arith(const tessera::DImage& in) { return (((in * 1.5 + 2.0) * 0.5) - 1.0) * 3.0; }
 cv::Mat chain(const cv::Mat& in) {
@@ -36,7 +38,9 @@ cv::Mat chain(const cv::Mat& in) {
 }
 
 nlohmann::json summary(std::vector<double> v) {
-  return {{"median_s", tessera::stats::median(v)}, {"min_s", tessera::stats::min(v)}, {"max_s", tessera::stats::max(v)}};
+  return {{"median_s", tessera::stats::median(v)},
+          {"min_s", tessera::stats::min(v)},
+          {"max_s", tessera::stats::max(v)}};
 }
 
 }  // namespace
@@ -78,7 +82,8 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0, n = image.pixel_count(); i < n; ++i) p[i] = u(rng);
       mat = cv::Mat(size, size, CV_32F, image.data());
     }
-    std::vector<double> one_compute, one_total, five_compute, five_total, arith_compute, arith_total, cv_one, cv_five;
+    std::vector<double> one_compute, one_total, five_compute, five_total, arith_compute, arith_total, cv_one,
+        cv_five;
     for (int i = 0; i < warmup + runs; ++i) {
       tessera::PhaseSeconds t1, t5, ta;
       one.run(session, image, plan, &t1);

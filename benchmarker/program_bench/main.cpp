@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   d.add_options()("help,h", "show this help and exit")("app", po::value<std::string>(&app)->required(),
                                                        "edges or corners")(
       "input,i", po::value<std::string>(&input)->required(), "image to read (root)")(
-      "sigma,s", po::value<double>(&sigma)->default_value(sigma), "derivative scale (corners: rho = 2 sigma)")(
-      "runs", po::value<int>(&runs)->default_value(runs), "timed runs")(
+      "sigma,s", po::value<double>(&sigma)->default_value(sigma),
+      "derivative scale (corners: rho = 2 sigma)")("runs", po::value<int>(&runs)->default_value(runs),
+                                                   "timed runs")(
       "warmup", po::value<int>(&warmup)->default_value(warmup), "untimed runs first")(
       "grid", po::value<std::string>(&grid_text), "XxY (default 1xP, P = ranks started)");
   try {
