@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
   int size = 4096, runs = 7, warmup = 1;
   std::string grid_text;
   po::options_description d("tessera-ops-bench: one pixel-wise operation vs a chain of five\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("size", po::value<int>(&size)->default_value(size),
-                                                       "image width and height (pixels)")(
+  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
+      "size", po::value<int>(&size)->default_value(size), "image width and height (pixels)")(
       "runs", po::value<int>(&runs)->default_value(runs), "timed runs of each")(
       "warmup", po::value<int>(&warmup)->default_value(warmup), "untimed runs of each first")(
       "grid", po::value<std::string>(&grid_text), "XxY (default 1xP, P = ranks started)");
@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
     po::notify(vm);
     if (vm.count("help")) {
       if (session.is_root()) std::cout << d << "\n";
+      return 0;
+    }
+    if (vm.count("version")) {
+      if (session.is_root()) std::cout << "tessera-ops-bench " << TESSERA_VERSION << "\n";
       return 0;
     }
     if (size < 1 || runs < 1 || warmup < 0) throw std::invalid_argument("--size, --runs must be positive");

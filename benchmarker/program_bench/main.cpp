@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   double sigma = 1;
   int runs = 5, warmup = 1;
   po::options_description d("tessera-program-bench: an app's program from scatter to gather\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("app", po::value<std::string>(&app)->required(),
-                                                       "edges or corners")(
+  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
+      "app", po::value<std::string>(&app)->required(), "edges or corners")(
       "input,i", po::value<std::string>(&input)->required(), "image to read (root)")(
       "sigma,s", po::value<double>(&sigma)->default_value(sigma),
       "derivative scale (corners: rho = 2 sigma)")("runs", po::value<int>(&runs)->default_value(runs),
@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
     po::store(po::parse_command_line(argc, argv, d), vm);
     if (vm.count("help")) {
       if (session.is_root()) std::cout << d << "\n";
+      return 0;
+    }
+    if (vm.count("version")) {
+      if (session.is_root()) std::cout << "tessera-program-bench " << TESSERA_VERSION << "\n";
       return 0;
     }
     po::notify(vm);
