@@ -4,6 +4,7 @@
 // (src/mpi/program_run.cpp) runs the stages; describe() turns the same stages into a
 // ProgramDescription, so what is priced is what runs.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -132,6 +133,21 @@ struct ExactSum {
   void merge(const ExactSum& o);
   double value() const;  // needs normalised limbs
 };
+
+/// 8-byte words each rank's partial of a reduction travels as in the allreduce
+/// (allreduce_plan(P, words)): an exact sum's limbs and its three counters, a minimum's
+/// or maximum's {extreme, seen}, a count. describe() states it (ProgramStep::images,
+/// bytes = 8 words) and the executor sends arrays of exactly this size.
+constexpr int reduce_words(Op op) {
+  return op == Op::r_sum || op == Op::r_mean ? ExactSum::kLimbs + 3 : op == Op::r_count ? 1 : 2;
+}
+/// Hysteresis's "changed?" flag: one word.
+inline constexpr int kHysteresisWords = 1;
+
+/// The smaller / larger of two non-NaN values, -0 below +0: commutative and
+/// associative, so a minimum or maximum has the same bits in any combine order.
+inline double lower(double a, double b) { return b < a || (b == a && std::signbit(b)) ? b : a; }
+inline double higher(double a, double b) { return a < b || (b == a && !std::signbit(b)) ? b : a; }
 
 /// The local part of a reduction: partial[0..] as the executor combines them.
 struct LocalReduction {
