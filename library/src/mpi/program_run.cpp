@@ -172,7 +172,7 @@ struct Run {
       std::array<double, detail::reduce_words(Op::r_min)> w{lo ? r.min : r.max, r.any ? 1.0 : 0.0};
       bytes = detail::allreduce(comm, w, [lo](auto& mine, const auto& other) {
         if (other[1] == 0.0) return;
-        mine[0] = mine[1] == 0.0 ? other[0] : lo ? detail::lower(mine[0], other[0]) : detail::higher(mine[0], other[0]);
+        mine[0] = mine[1] == 0.0 ? other[0] : lo ? detail::ordered_min(mine[0], other[0]) : detail::ordered_max(mine[0], other[0]);
         mine[1] = 1.0;
       });
       v = w[1] != 0.0 ? w[0] : std::numeric_limits<double>::quiet_NaN();
