@@ -3,8 +3,15 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "tessera/error.hpp"
 
 namespace tessera::bench {
+
+TimeRule time_rule(double budget_s) { return {budget_s, kOvertimeFactor * budget_s, kMinUsableSamples}; }
 
 RoundScheduler::RoundScheduler(std::size_t cells, StopRule rule, std::uint64_t seed)
     : rule_(rule), rng_(seed) {
@@ -48,6 +55,30 @@ bool RoundScheduler::all_have(int n) const {
   return true;
 }
 
+int RoundScheduler::first_below(int n) const {
+  for (std::size_t c = 0; c < samples_.size(); ++c)
+    if (warmups_left_[c] > 0 || int(samples_[c].size()) < n) return int(c);
+  return -1;
+}
+
+std::vector<Visit> RoundScheduler::next_round_at(double elapsed_s, const TimeRule& rule) {
+  if (elapsed_s >= rule.cap_s) return {};
+  if (elapsed_s < rule.budget_s) return next_round();
+  return next_round_below(rule.min_usable);
+}
+
+std::vector<Visit> RoundScheduler::still_due(const std::vector<Visit>& rest, double elapsed_s,
+                                            const TimeRule& rule) const {
+  if (elapsed_s >= rule.cap_s) return {};
+  if (elapsed_s < rule.budget_s) return rest;
+  std::vector<Visit> due;
+  for (const Visit& v : rest) {
+    const auto c = std::size_t(v.cell);
+    if (warmups_left_[c] > 0 || int(samples_[c].size()) < rule.min_usable) due.push_back(v);
+  }
+  return due;
+}
+
 void RoundScheduler::record(int cell, double value) {
   assert(warmups_left_[std::size_t(cell)] == 0);
   samples_[std::size_t(cell)].push_back(value);
@@ -84,14 +115,40 @@ double RoundScheduler::progress() const {
   return sum / double(samples_.size());
 }
 
+std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
+                                 double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
+                                 unsigned cores) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%.*s: cell %.*s has %zu of %d samples after %.1f s (budget %.1f s, overtime up to %.1f s "
+                "for under-sampled cells only)",
+                int(mode.size()), mode.data(), int(cell.size()), cell.data(), samples, rule.min_usable, elapsed_s,
+                rule.budget_s, rule.cap_s);
+  std::string out = text;
+  if (load_1min) {
+    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
+    out += text;
+  }
+  out += ": the machine looked busy; measure on a quieter machine or raise --max-seconds";
+  return out;
+}
+
+std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
+                                 double elapsed_s, const TimeRule& rule) {
+  double load[1];
+  const std::optional<double> l = getloadavg(load, 1) == 1 ? std::optional<double>(load[0]) : std::nullopt;
+  return busy_machine_message(mode, cell, samples, elapsed_s, rule, l, std::thread::hardware_concurrency());
+}
+
 void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
-                      const std::function<void(double)>& progress) {
+                      const std::function<void(double)>& progress, std::string_view mode,
+                      const std::function<std::string(int cell)>& cell_name) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  const TimeRule rule = time_rule(budget_s);
   for (;;) {
-    const double t = std::chrono::duration<double>(Clock::now() - start).count();
-    if (t > 1.5 * budget_s) break;
-    const auto round = t <= budget_s ? sched.next_round() : sched.next_round_below(3);
+    const auto round = sched.next_round_at(elapsed(), rule);
     if (round.empty()) break;
     for (const Visit& v : round) {
       const double value = sample(v.cell);
@@ -102,6 +159,9 @@ void run_local_rounds(RoundScheduler& sched, double budget_s, const std::functio
     }
     progress(sched.progress());
   }
+  if (const int c = sched.first_below(rule.min_usable); c >= 0)
+    throw Error(busy_machine_message(mode, cell_name ? cell_name(c) : "#" + std::to_string(c),
+                                     sched.samples(c).size(), elapsed(), rule));
 }
 
 }  // namespace tessera::bench

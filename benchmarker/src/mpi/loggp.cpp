@@ -21,7 +21,7 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto elapsed = [&] { return seconds_since(start); };
   const int n = o.prtt_n;
 
   std::vector<std::int64_t> sizes;
@@ -128,9 +128,8 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
     }
     return (t1 - t0) * 1e6;
   };
-  run_rounds(pair, sched, table,
-             start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)),
-             hook, sample, progress);
+  const TimeRule rule = time_rule(budget_s);
+  run_rounds(pair, sched, table, start, rule, hook, sample, progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
 
@@ -152,8 +151,15 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
     p.o_r = sched.summary(orr->second).median;
     result.points.push_back(p);
   }
-  if (result.points.size() < 2)
-    throw Error("LogGP time budget too small: fewer than 2 sizes fully measured; raise --max-seconds");
+  // Sizes short of samples are left out; the fit needs two.
+  if (result.points.size() < 2) {
+    const int c = std::max(0, sched.first_below(rule.min_usable));
+    const Job& j = table[std::size_t(c)];
+    const std::string what = j.kind == kRecvOverhead ? "o_r" : "PRTT(" + std::to_string(j.a) + ", " +
+                                                                  std::to_string(int(j.delay_us)) + " us)";
+    throw Error(busy_machine_message("LogGP", what + " of " + std::to_string(j.size) + " bytes (fewer than 2 sizes fully measured)",
+                                     sched.samples(c).size(), elapsed(), rule));
+  }
   result.ranges = fit_loggp(result.points, n, o.lookahead, o.pfact, &result.warnings);
   return result;
 }
