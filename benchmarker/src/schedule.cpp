@@ -64,18 +64,20 @@ int RoundScheduler::first_below(int n) const {
 std::vector<Visit> RoundScheduler::next_round_at(double elapsed_s, const TimeRule& rule) {
   if (elapsed_s >= rule.cap_s) return {};
   if (elapsed_s < rule.budget_s) return next_round();
+  skip_warmups();
   return next_round_below(rule.min_usable);
 }
 
+void RoundScheduler::skip_warmups() { std::fill(warmups_left_.begin(), warmups_left_.end(), 0); }
+
 std::vector<Visit> RoundScheduler::still_due(const std::vector<Visit>& rest, double elapsed_s,
-                                            const TimeRule& rule) const {
+                                            const TimeRule& rule) {
   if (elapsed_s >= rule.cap_s) return {};
   if (elapsed_s < rule.budget_s) return rest;
+  skip_warmups();
   std::vector<Visit> due;
-  for (const Visit& v : rest) {
-    const auto c = std::size_t(v.cell);
-    if (warmups_left_[c] > 0 || int(samples_[c].size()) < rule.min_usable) due.push_back(v);
-  }
+  for (const Visit& v : rest)
+    if (int(samples_[std::size_t(v.cell)].size()) < rule.min_usable) due.push_back({v.cell, false});
   return due;
 }
 

@@ -75,13 +75,18 @@ class RoundScheduler {
 
   /// The round to run `elapsed_s` seconds into `rule`: next_round() within the budget,
   /// next_round_below(rule.min_usable) in overtime (only the under-sampled cells), and
-  /// empty at or after the cap.
+  /// empty at or after the cap. Overtime skips warm-ups left (see skip_warmups).
   std::vector<Visit> next_round_at(double elapsed_s, const TimeRule& rule);
+  /// Counts every cell as warmed up: in overtime a cell's first visit is timed. (A
+  /// P-3PC burst discards its first repetition anyway; on a busy machine a warm-up visit
+  /// costs as much as a timed one.)
+  void skip_warmups();
   /// The visits of a round in progress still worth running `elapsed_s` seconds into
   /// `rule`: all of `rest` within the budget, in overtime only those of cells still short
   /// of rule.min_usable samples, none from the cap on. Lets a long round (a busy machine
   /// can make one round outlast the budget) stop at the bound instead of overrunning it.
-  std::vector<Visit> still_due(const std::vector<Visit>& rest, double elapsed_s, const TimeRule& rule) const;
+  /// Warm-up visits in overtime become timed ones (skip_warmups).
+  std::vector<Visit> still_due(const std::vector<Visit>& rest, double elapsed_s, const TimeRule& rule);
 
   /// Record the time of a timed (non-warm-up) visit.
   void record(int cell, double value);

@@ -152,11 +152,11 @@ TEST(TimeRule, TheCapEndsOvertimeWithTheCellStillShort) {
   tb::RoundScheduler s(2, rule(1, 10, 100, 0.02));
   s.warmed_up(0);
   for (int i = 0; i < 3; ++i) s.record(0, 1.0);
-  // cell 1 never got past its warm-up: overtime visits its warm-up first
+  // cell 1 never got past its warm-up: overtime skips it and times the first visit
   const tb::TimeRule r = tb::time_rule(2.0);
   auto round = s.next_round_at(5.9, r);
   ASSERT_EQ(round.size(), 1u);
-  EXPECT_EQ(round[0], (tb::Visit{1, true}));
+  EXPECT_EQ(round[0], (tb::Visit{1, false}));
   EXPECT_TRUE(s.next_round_at(6.0, r).empty()) << "cap = 3 x budget";
   EXPECT_TRUE(s.next_round_at(60.0, r).empty());
   EXPECT_EQ(s.first_below(3), 1);
@@ -203,6 +203,9 @@ TEST(TimeRule, ARoundInProgressKeepsOnlyUnderSampledVisitsInOvertimeAndStopsAtTh
   for (int i = 0; i < 3; ++i) s.record(0, 1.0);
   s.record(1, 1.0);
   const std::vector<tb::Visit> rest{{0, false}, {1, false}, {2, false}};
+  tb::RoundScheduler w(1, rule(2, 10, 100, 0.02));
+  EXPECT_EQ(w.still_due({{0, true}}, 1.5, tb::time_rule(1.0)), (std::vector<tb::Visit>{{0, false}}))
+      << "a warm-up due in overtime becomes a timed visit";
   const tb::TimeRule r = tb::time_rule(1.0);
   EXPECT_EQ(s.still_due(rest, 0.5, r), rest) << "within the budget the round runs as planned";
   EXPECT_EQ(s.still_due(rest, 1.5, r), (std::vector<tb::Visit>{{1, false}, {2, false}}));
