@@ -89,7 +89,7 @@ void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, C
   // the time rule (overtime only for under-sampled cells, nothing after the cap) must
   // hold within a round too. The peer learns each chunk up front, so the only messages
   // inside the timed loop are the measured ones and the synchronising barrier.
-  constexpr std::size_t kChunk = 8;
+  constexpr std::size_t kChunk = 4;
   std::vector<Visit> rest;  // rank 0: the current round's visits not yet run
   std::vector<Job> jobs;
   for (;;) {
@@ -103,10 +103,12 @@ void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, C
           rest = sched.next_round_at(seconds_since(start), rule);
         }
         const std::size_t n = std::min(kChunk, rest.size());
+        const bool overtime = seconds_since(start) >= rule.budget_s;
         for (std::size_t i = 0; i < n; ++i) {
           Job j = table[std::size_t(rest[i].cell)];
           j.cell = rest[i].cell;
           j.warmup = rest[i].warmup;
+          j.overtime = overtime;
           jobs.push_back(j);
         }
         rest.erase(rest.begin(), rest.begin() + std::ptrdiff_t(n));

@@ -63,6 +63,8 @@ struct Job {
   std::int32_t a = 0;
   std::int32_t b = 0;
   std::int32_t blocks = 0;
+  std::int32_t overtime = 0;  ///< 1 if shipped after the budget (TimeRule): a mode may sample faster
+
   std::int64_t size = 0;
   std::int64_t stride = 0;
   double delay_us = 0;
