@@ -5,11 +5,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "tessera/error.hpp"
 
 namespace tessera::bench {
+
+namespace {
+std::optional<double> load_average();
+}  // namespace
 
 TimeRule time_rule(double budget_s) { return {budget_s, kOvertimeFactor * budget_s, kMinUsableSamples}; }
 
@@ -137,9 +142,37 @@ std::string busy_machine_message(std::string_view mode, std::string_view cell, s
 
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule) {
+  return busy_machine_message(mode, cell, samples, elapsed_s, rule, load_average(),
+                              std::thread::hardware_concurrency());
+}
+
+namespace {
+std::optional<double> load_average() {
   double load[1];
-  const std::optional<double> l = getloadavg(load, 1) == 1 ? std::optional<double>(load[0]) : std::nullopt;
-  return busy_machine_message(mode, cell, samples, elapsed_s, rule, l, std::thread::hardware_concurrency());
+  return getloadavg(load, 1) == 1 ? std::optional<double>(load[0]) : std::nullopt;
+}
+}  // namespace
+
+std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
+                             std::optional<double> load_1min, unsigned cores) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%.*s: the machine looked busy: %d cell(s) needed samples after the budget; took %.1f s "
+                "(budget %.1f s, cap %.1f s)",
+                int(mode.size()), mode.data(), cells, elapsed_s, rule.budget_s, rule.cap_s);
+  std::string out = text;
+  if (load_1min) {
+    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
+    out += text;
+  }
+  return out;
+}
+
+void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule) {
+  if (cells <= 0) return;
+  std::fprintf(stderr, "tessera-bench: warning: %s\n",
+               overtime_message(mode, cells, elapsed_s, rule, load_average(), std::thread::hardware_concurrency())
+                   .c_str());
 }
 
 void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
@@ -149,9 +182,13 @@ void run_local_rounds(RoundScheduler& sched, double budget_s, const std::functio
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   const TimeRule rule = time_rule(budget_s);
+  std::set<int> overtime;  // cells sampled after the budget
   for (;;) {
-    const auto round = sched.next_round_at(elapsed(), rule);
+    const double t = elapsed();
+    const auto round = sched.next_round_at(t, rule);
     if (round.empty()) break;
+    if (t >= rule.budget_s)
+      for (const Visit& v : round) overtime.insert(v.cell);
     for (const Visit& v : round) {
       const double value = sample(v.cell);
       if (v.warmup)
@@ -164,6 +201,7 @@ void run_local_rounds(RoundScheduler& sched, double budget_s, const std::functio
   if (const int c = sched.first_below(rule.min_usable); c >= 0)
     throw Error(busy_machine_message(mode, cell_name ? cell_name(c) : "#" + std::to_string(c),
                                      sched.samples(c).size(), elapsed(), rule));
+  warn_overtime(mode, int(overtime.size()), elapsed(), rule);
 }
 
 }  // namespace tessera::bench

@@ -117,6 +117,14 @@ std::string busy_machine_message(std::string_view mode, std::string_view cell, s
                                  double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
                                  unsigned cores);
 
+/// The warning for a run that needed overtime but got every cell usable: the mode, how
+/// many cells were sampled after the budget, the elapsed time, the budget, and the load.
+std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
+                             std::optional<double> load_1min, unsigned cores);
+
+/// Prints overtime_message (this machine's load) on stderr as a warning if cells > 0.
+void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule);
+
 /// busy_machine_message with this machine's load average (getloadavg) and cores.
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule);

@@ -211,3 +211,10 @@ TEST(TimeRule, ARoundInProgressKeepsOnlyUnderSampledVisitsInOvertimeAndStopsAtTh
   EXPECT_EQ(s.still_due(rest, 1.5, r), (std::vector<tb::Visit>{{1, false}, {2, false}}));
   EXPECT_TRUE(s.still_due(rest, 3.0, r).empty());
 }
+
+TEST(TimeRule, OvertimeWarningSaysTheMachineLookedBusy) {
+  const std::string m = tb::overtime_message("LogGP", 12, 7.5, tb::time_rule(3.0), 6.8, 2);
+  for (const char* part : {"LogGP", "looked busy", "12 cell(s)", "7.5 s", "budget 3.0 s", "cap 9.0 s",
+                           "load average 6.8 on 2 cores"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+}

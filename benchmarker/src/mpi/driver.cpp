@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <map>
+#include <set>
 
 namespace tessera::bench {
 namespace {
@@ -78,7 +79,7 @@ PairComm::~PairComm() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
+int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
                 const TimeRule& rule, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
                 const std::function<void(double)>& progress) {
@@ -91,6 +92,7 @@ void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, C
   // inside the timed loop are the measured ones and the synchronising barrier.
   constexpr std::size_t kChunk = 4;
   std::vector<Visit> rest;  // rank 0: the current round's visits not yet run
+  std::set<int> overtime_cells;  // rank 0: cells sampled after the budget
   std::vector<Job> jobs;
   for (;;) {
     int count = 0;
@@ -109,6 +111,7 @@ void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, C
           j.cell = rest[i].cell;
           j.warmup = rest[i].warmup;
           j.overtime = overtime;
+          if (overtime) overtime_cells.insert(j.cell);
           jobs.push_back(j);
         }
         rest.erase(rest.begin(), rest.begin() + std::ptrdiff_t(n));
@@ -129,6 +132,7 @@ void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, C
     }
     if (me == 0 && rest.empty()) progress(sched.progress());
   }
+  return int(overtime_cells.size());
 }
 
 void spin_us(double us) {

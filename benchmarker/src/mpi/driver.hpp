@@ -82,8 +82,9 @@ void install_interrupt_handler();
 /// interrupted; the caller then checks the cells (first_below) and reports a cell still
 /// short with busy_machine_message. `sample` runs one job on both ranks and returns the
 /// time (us) on rank 0. `progress` gets the scheduler's progress on rank 0. Only rank
-/// 0's `sched`/`table` are read.
-void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
+/// 0's `sched`/`table` are read. Returns, on rank 0, how many cells were sampled after
+/// the budget (for warn_overtime); 0 on the peer.
+int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
                 const TimeRule& rule, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
                 const std::function<void(double)>& progress);

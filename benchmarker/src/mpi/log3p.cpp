@@ -115,9 +115,10 @@ std::vector<perfdb::Log3pParam> run_log3p(MPI_Comm pair, const Options& o, perfd
     }
   };
   const TimeRule rule = time_rule(budget_s);
-  run_rounds(pair, sched, table, start, rule, [] {}, sample, progress);
+  const int overtime = run_rounds(pair, sched, table, start, rule, [] {}, sample, progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
+  warn_overtime("log3P " + std::string(perfdb::to_string(level)), overtime, seconds_since(start), rule);
 
   std::vector<perfdb::Log3pParam> out;
   auto get = [&](int kind, std::int64_t s, std::int64_t d) {

@@ -146,9 +146,10 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
     return (t1 - t0) * 1e6;
   };
   const TimeRule rule = time_rule(budget_s);
-  run_rounds(pair, sched, table, start, rule, hook, sample, progress);
+  const int overtime = run_rounds(pair, sched, table, start, rule, hook, sample, progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
+  warn_overtime("LogGP", overtime, seconds_since(start), rule);
 
   LoggpResult result;
   for (std::int64_t s : refiner.sizes()) {

@@ -282,12 +282,13 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
     for (std::int64_t m : pending) add_paper(m);
   };
 
-  run_rounds(
+  const int overtime = run_rounds(
       pair, sched, table, start, rule, hook, [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); },
       progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
   Pass pass;
+  if (!partial) warn_overtime("P-3PC " + std::string(perfdb::to_string(level)), overtime, elapsed(), rule);
   pass.sizes = refiner.sizes();
 
   const Summary rt00 = sched.summary(paper_cell.at({int(Path::full), int(Layout::cc), 0}));
