@@ -76,7 +76,7 @@ std::vector<Visit> RoundScheduler::next_round_at(double elapsed_s, const TimeRul
 void RoundScheduler::skip_warmups() { std::fill(warmups_left_.begin(), warmups_left_.end(), 0); }
 
 std::vector<Visit> RoundScheduler::still_due(const std::vector<Visit>& rest, double elapsed_s,
-                                            const TimeRule& rule) {
+                                             const TimeRule& rule) {
   if (elapsed_s >= rule.cap_s) return {};
   if (elapsed_s < rule.budget_s) return rest;
   skip_warmups();
@@ -129,8 +129,8 @@ std::string busy_machine_message(std::string_view mode, std::string_view cell, s
   std::snprintf(text, sizeof text,
                 "%.*s: cell %.*s has %zu of %d samples after %.1f s (budget %.1f s, overtime up to %.1f s "
                 "for under-sampled cells only)",
-                int(mode.size()), mode.data(), int(cell.size()), cell.data(), samples, rule.min_usable, elapsed_s,
-                rule.budget_s, rule.cap_s);
+                int(mode.size()), mode.data(), int(cell.size()), cell.data(), samples, rule.min_usable,
+                elapsed_s, rule.budget_s, rule.cap_s);
   std::string out = text;
   if (load_1min) {
     std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
@@ -170,9 +170,10 @@ std::string overtime_message(std::string_view mode, int cells, double elapsed_s,
 
 void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule) {
   if (cells <= 0) return;
-  std::fprintf(stderr, "tessera-bench: warning: %s\n",
-               overtime_message(mode, cells, elapsed_s, rule, load_average(), std::thread::hardware_concurrency())
-                   .c_str());
+  std::fprintf(
+      stderr, "tessera-bench: warning: %s\n",
+      overtime_message(mode, cells, elapsed_s, rule, load_average(), std::thread::hardware_concurrency())
+          .c_str());
 }
 
 void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
