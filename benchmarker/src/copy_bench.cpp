@@ -1,6 +1,7 @@
 #include "copy_bench.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstddef>
 
@@ -62,12 +63,16 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
         const auto t1 = Clock::now();
         return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(rows) * floats);
       },
-      progress);
+      progress, "copy",
+      [&](int cell) {
+        const auto [rows, floats] = shapes[std::size_t(cell)];
+        return std::to_string(rows) + " rows x " + std::to_string(floats) + " floats";
+      });
 
   std::vector<perfdb::ComputeCost> out;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const Summary s = sched.summary(int(i));
-    if (s.count < 3) throw Error("copy time budget too small; raise --max-seconds");
+    assert(s.count >= std::size_t(kMinUsableSamples));  // run_local_rounds throws otherwise
     perfdb::ComputeCost c;
     c.operation = std::string(perfdb::kComputeCopy);
     c.axis = "x";

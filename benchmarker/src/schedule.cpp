@@ -3,8 +3,20 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "tessera/error.hpp"
 
 namespace tessera::bench {
+
+namespace {
+std::optional<double> load_average();
+}  // namespace
+
+TimeRule time_rule(double budget_s) { return {budget_s, kOvertimeFactor * budget_s, kMinUsableSamples}; }
 
 RoundScheduler::RoundScheduler(std::size_t cells, StopRule rule, std::uint64_t seed)
     : rule_(rule), rng_(seed) {
@@ -48,6 +60,32 @@ bool RoundScheduler::all_have(int n) const {
   return true;
 }
 
+int RoundScheduler::first_below(int n) const {
+  for (std::size_t c = 0; c < samples_.size(); ++c)
+    if (warmups_left_[c] > 0 || int(samples_[c].size()) < n) return int(c);
+  return -1;
+}
+
+std::vector<Visit> RoundScheduler::next_round_at(double elapsed_s, const TimeRule& rule) {
+  if (elapsed_s >= rule.cap_s) return {};
+  if (elapsed_s < rule.budget_s) return next_round();
+  skip_warmups();
+  return next_round_below(rule.min_usable);
+}
+
+void RoundScheduler::skip_warmups() { std::fill(warmups_left_.begin(), warmups_left_.end(), 0); }
+
+std::vector<Visit> RoundScheduler::still_due(const std::vector<Visit>& rest, double elapsed_s,
+                                             const TimeRule& rule) {
+  if (elapsed_s >= rule.cap_s) return {};
+  if (elapsed_s < rule.budget_s) return rest;
+  skip_warmups();
+  std::vector<Visit> due;
+  for (const Visit& v : rest)
+    if (int(samples_[std::size_t(v.cell)].size()) < rule.min_usable) due.push_back({v.cell, false});
+  return due;
+}
+
 void RoundScheduler::record(int cell, double value) {
   assert(warmups_left_[std::size_t(cell)] == 0);
   samples_[std::size_t(cell)].push_back(value);
@@ -84,15 +122,74 @@ double RoundScheduler::progress() const {
   return sum / double(samples_.size());
 }
 
+std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
+                                 double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
+                                 unsigned cores) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%.*s: cell %.*s has %zu of %d samples after %.1f s (budget %.1f s, overtime up to %.1f s "
+                "for under-sampled cells only)",
+                int(mode.size()), mode.data(), int(cell.size()), cell.data(), samples, rule.min_usable,
+                elapsed_s, rule.budget_s, rule.cap_s);
+  std::string out = text;
+  if (load_1min) {
+    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
+    out += text;
+  }
+  out += ": the machine looked busy; measure on a quieter machine or raise --max-seconds";
+  return out;
+}
+
+std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
+                                 double elapsed_s, const TimeRule& rule) {
+  return busy_machine_message(mode, cell, samples, elapsed_s, rule, load_average(),
+                              std::thread::hardware_concurrency());
+}
+
+namespace {
+std::optional<double> load_average() {
+  double load[1];
+  return getloadavg(load, 1) == 1 ? std::optional<double>(load[0]) : std::nullopt;
+}
+}  // namespace
+
+std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
+                             std::optional<double> load_1min, unsigned cores) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%.*s: the machine looked busy: %d cell(s) needed samples after the budget; took %.1f s "
+                "(budget %.1f s, cap %.1f s)",
+                int(mode.size()), mode.data(), cells, elapsed_s, rule.budget_s, rule.cap_s);
+  std::string out = text;
+  if (load_1min) {
+    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
+    out += text;
+  }
+  return out;
+}
+
+void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule) {
+  if (cells <= 0) return;
+  std::fprintf(
+      stderr, "tessera-bench: warning: %s\n",
+      overtime_message(mode, cells, elapsed_s, rule, load_average(), std::thread::hardware_concurrency())
+          .c_str());
+}
+
 void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
-                      const std::function<void(double)>& progress) {
+                      const std::function<void(double)>& progress, std::string_view mode,
+                      const std::function<std::string(int cell)>& cell_name) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  const TimeRule rule = time_rule(budget_s);
+  std::set<int> overtime;  // cells sampled after the budget
   for (;;) {
-    const double t = std::chrono::duration<double>(Clock::now() - start).count();
-    if (t > 1.5 * budget_s) break;
-    const auto round = t <= budget_s ? sched.next_round() : sched.next_round_below(3);
+    const double t = elapsed();
+    const auto round = sched.next_round_at(t, rule);
     if (round.empty()) break;
+    if (t >= rule.budget_s)
+      for (const Visit& v : round) overtime.insert(v.cell);
     for (const Visit& v : round) {
       const double value = sample(v.cell);
       if (v.warmup)
@@ -102,6 +199,10 @@ void run_local_rounds(RoundScheduler& sched, double budget_s, const std::functio
     }
     progress(sched.progress());
   }
+  if (const int c = sched.first_below(rule.min_usable); c >= 0)
+    throw Error(busy_machine_message(mode, cell_name ? cell_name(c) : "#" + std::to_string(c),
+                                     sched.samples(c).size(), elapsed(), rule));
+  warn_overtime(mode, int(overtime.size()), elapsed(), rule);
 }
 
 }  // namespace tessera::bench

@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "stats.hpp"
@@ -19,6 +22,27 @@ struct StopRule {
   int max_samples = 200;     ///< never take more than this many
   double target_rse = 0.02;  ///< stop when the median's relative standard error is <= this
 };
+
+/// Timed samples a cell needs for a stored median and quartiles.
+inline constexpr int kMinUsableSamples = 3;
+
+/// How far a mode may overrun its budget to give every cell kMinUsableSamples: the cap
+/// is this many times the budget. A busy machine gives a slower run, up to this bound,
+/// rather than a failed one.
+inline constexpr double kOvertimeFactor = 3.0;
+
+/// A mode's time rule, in seconds since the mode (or pass) started. Until `budget_s`
+/// every unfinished cell is visited; from then on only cells with fewer than
+/// `min_usable` timed samples (overtime), until they all have them or `cap_s` is
+/// reached. Only then may the caller fail, naming a cell still short of samples.
+struct TimeRule {
+  double budget_s = 0;  ///< soft: the normal rounds stop here
+  double cap_s = 0;     ///< hard: no round starts at or after this (>= budget_s)
+  int min_usable = kMinUsableSamples;
+};
+
+/// The default rule for a budget: cap = kOvertimeFactor x budget.
+TimeRule time_rule(double budget_s);
 
 /// One entry of a round: run cell `cell`; if `warmup`, discard the time.
 struct Visit {
@@ -46,6 +70,23 @@ class RoundScheduler {
   std::vector<Visit> next_round_below(int n);
   /// True if every cell is warmed up and has at least `n` timed samples.
   bool all_have(int n) const;
+  /// The lowest cell still warming up or with fewer than `n` timed samples; -1 if none.
+  int first_below(int n) const;
+
+  /// The round to run `elapsed_s` seconds into `rule`: next_round() within the budget,
+  /// next_round_below(rule.min_usable) in overtime (only the under-sampled cells), and
+  /// empty at or after the cap. Overtime skips warm-ups left (see skip_warmups).
+  std::vector<Visit> next_round_at(double elapsed_s, const TimeRule& rule);
+  /// Counts every cell as warmed up: in overtime a cell's first visit is timed. (A
+  /// P-3PC burst discards its first repetition anyway; on a busy machine a warm-up visit
+  /// costs as much as a timed one.)
+  void skip_warmups();
+  /// The visits of a round in progress still worth running `elapsed_s` seconds into
+  /// `rule`: all of `rest` within the budget, in overtime only those of cells still short
+  /// of rule.min_usable samples, none from the cap on. Lets a long round (a busy machine
+  /// can make one round outlast the budget) stop at the bound instead of overrunning it.
+  /// Warm-up visits in overtime become timed ones (skip_warmups).
+  std::vector<Visit> still_due(const std::vector<Visit>& rest, double elapsed_s, const TimeRule& rule);
 
   /// Record the time of a timed (non-warm-up) visit.
   void record(int cell, double value);
@@ -69,11 +110,32 @@ class RoundScheduler {
   std::vector<int> warmups_left_;
 };
 
-/// The local (single-process) benchmarks' loop: rounds of `sched` until it is done or
-/// `budget_s` seconds have passed, then (as in the MPI modes) rounds of the cells still
-/// short of 3 samples only, up to 1.5 x the budget. `sample(cell)` runs one visit and
-/// returns its value (warm-up values are dropped); `progress` follows every round.
+/// The message for a cell still short of samples at the cap: names the mode, the cell,
+/// its samples, the elapsed time, the budget and cap, and the machine's load (1-minute
+/// load average and cores, when known), which is what usually starves a benchmark.
+std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
+                                 double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
+                                 unsigned cores);
+
+/// The warning for a run that needed overtime but got every cell usable: the mode, how
+/// many cells were sampled after the budget, the elapsed time, the budget, and the load.
+std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
+                             std::optional<double> load_1min, unsigned cores);
+
+/// Prints overtime_message (this machine's load) on stderr as a warning if cells > 0.
+void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule);
+
+/// busy_machine_message with this machine's load average (getloadavg) and cores.
+std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
+                                 double elapsed_s, const TimeRule& rule);
+
+/// The local (single-process) benchmarks' loop: rounds of `sched` under
+/// time_rule(budget_s) (next_round_at). `sample(cell)` runs one visit and returns its
+/// value (warm-up values are dropped); `progress` follows every round. If a cell still
+/// has fewer than kMinUsableSamples samples at the cap, throws tessera::Error with
+/// busy_machine_message(mode, cell_name(cell), ...) (cell_name defaults to "cell N").
 void run_local_rounds(RoundScheduler& sched, double budget_s, const std::function<double(int cell)>& sample,
-                      const std::function<void(double)>& progress);
+                      const std::function<void(double)>& progress, std::string_view mode = "compute",
+                      const std::function<std::string(int cell)>& cell_name = nullptr);
 
 }  // namespace tessera::bench

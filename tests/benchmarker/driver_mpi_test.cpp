@@ -80,8 +80,7 @@ TEST(Driver, PeerRunsExactlyTheTimersJobsAndHookCellsGetSampled) {
     EXPECT_EQ(other, j.cell);
     return double(j.size);
   };
-  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() + std::chrono::seconds(60), hook, sample,
-                 [](double) {});
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now(), tb::time_rule(60), hook, sample, [](double) {});
   long long count = (long long)seen.size();
   long long peer_count = 0;
   MPI_Sendrecv(&count, 1, MPI_LONG_LONG, 1 - me, 6, &peer_count, 1, MPI_LONG_LONG, 1 - me, 6,
@@ -101,7 +100,7 @@ TEST(Driver, PeerRunsExactlyTheTimersJobsAndHookCellsGetSampled) {
   }
 }
 
-TEST(Driver, PassedDeadlineEndsAtOnceOnBothRanks) {
+TEST(Driver, PassedCapEndsAtOnceOnBothRanks) {
   PairComm pair;
   if (pair.comm == MPI_COMM_NULL) return;
   int me = 0;
@@ -109,7 +108,34 @@ TEST(Driver, PassedDeadlineEndsAtOnceOnBothRanks) {
   tb::RoundScheduler sched(me == 0 ? 2 : 0);
   std::vector<tb::Job> table(me == 0 ? 2 : 0);
   int runs = 0;
-  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() - std::chrono::seconds(1), [] {},
+  // Started 1 s ago with a 0.2 s budget: the cap (0.6 s) has passed.
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() - std::chrono::seconds(1), tb::time_rule(0.2), [] {},
                  [&](const tb::Job&) { return double(++runs); }, [](double) {});
   EXPECT_EQ(runs, 0);
+}
+
+TEST(Driver, OvertimeSamplesOnlyTheUnderSampledCellOnBothRanks) {
+  PairComm pair;
+  if (pair.comm == MPI_COMM_NULL) return;
+  int me = 0;
+  MPI_Comm_rank(pair.comm, &me);
+  tb::StopRule r;
+  r.warmup = 0;
+  tb::RoundScheduler sched(me == 0 ? 2 : 0, r);
+  std::vector<tb::Job> table(me == 0 ? 2 : 0);
+  if (me == 0)
+    for (int i = 0; i < 3; ++i) sched.record(0, 1.0);
+  std::vector<int> cells;
+  // Budget over (started 1 s ago, budget 0.5 s), cap far away: cell 1 only, to 3 samples.
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() - std::chrono::seconds(1), {0.5, 60.0}, [] {},
+                 [&](const tb::Job& j) {
+                   cells.push_back(j.cell);
+                   return 1.0;
+                 },
+                 [](double) {});
+  EXPECT_EQ(cells, (std::vector<int>{1, 1, 1}));
+  if (me == 0) {
+    EXPECT_EQ(sched.samples(0).size(), 3u);
+    EXPECT_EQ(sched.samples(1).size(), 3u);
+  }
 }

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
+#include <string>
 
 #include "schedule.hpp"
 
@@ -112,4 +114,107 @@ TEST(Schedule, RoundBelowVisitsOnlyCellsLackingSamples) {
   EXPECT_TRUE(s.all_have(3));
   EXPECT_TRUE(s.next_round_below(3).empty());
   EXPECT_FALSE(s.next_round().empty()) << "not satisfied: min_samples is 10";
+}
+
+// The time rule: a busy machine gives a slower run (bounded), not a failed one.
+TEST(TimeRule, DefaultCapIsThreeTimesTheBudget) {
+  const tb::TimeRule r = tb::time_rule(4.0);
+  EXPECT_EQ(r.budget_s, 4.0);
+  EXPECT_EQ(r.cap_s, 12.0);
+  EXPECT_EQ(r.min_usable, tb::kMinUsableSamples);
+}
+
+TEST(TimeRule, WithinTheBudgetEveryUnfinishedCellIsVisited) {
+  tb::RoundScheduler s(3, rule(0, 10, 100, 0.02));
+  for (int i = 0; i < 5; ++i) s.record(0, 1.0);
+  EXPECT_EQ(s.next_round_at(0.5, tb::time_rule(1.0)).size(), 3u);
+}
+
+TEST(TimeRule, ExhaustedBudgetContinuesOnlyForUnderSampledCells) {
+  tb::RoundScheduler s(3, rule(0, 10, 100, 0.02));
+  for (int i = 0; i < 5; ++i) s.record(0, 1.0);  // not satisfied (min 10) but usable
+  for (int i = 0; i < 3; ++i) s.record(1, 1.0);  // exactly usable
+  s.record(2, 1.0);                              // under-sampled
+  const tb::TimeRule r = tb::time_rule(1.0);
+  EXPECT_EQ(s.first_below(3), 2);
+  // Overtime, up to the cap: only cell 2, round after round, until it has 3.
+  for (double t : {1.0, 2.0}) {
+    const auto round = s.next_round_at(t, r);
+    ASSERT_EQ(round.size(), 1u) << "t = " << t;
+    EXPECT_EQ(round[0], (tb::Visit{2, false}));
+    s.record(2, 1.0);
+  }
+  EXPECT_EQ(s.first_below(3), -1);
+  EXPECT_TRUE(s.next_round_at(2.5, r).empty()) << "every cell usable: overtime ends before the cap";
+}
+
+TEST(TimeRule, TheCapEndsOvertimeWithTheCellStillShort) {
+  tb::RoundScheduler s(2, rule(1, 10, 100, 0.02));
+  s.warmed_up(0);
+  for (int i = 0; i < 3; ++i) s.record(0, 1.0);
+  // cell 1 never got past its warm-up: overtime skips it and times the first visit
+  const tb::TimeRule r = tb::time_rule(2.0);
+  auto round = s.next_round_at(5.9, r);
+  ASSERT_EQ(round.size(), 1u);
+  EXPECT_EQ(round[0], (tb::Visit{1, false}));
+  EXPECT_TRUE(s.next_round_at(6.0, r).empty()) << "cap = 3 x budget";
+  EXPECT_TRUE(s.next_round_at(60.0, r).empty());
+  EXPECT_EQ(s.first_below(3), 1);
+}
+
+TEST(TimeRule, BusyMachineMessageNamesCellSamplesTimeAndLoad) {
+  const std::string m =
+      tb::busy_machine_message("P-3PC intra", "full,cc at 0 floats (t_cf)", 2, 15.94, tb::time_rule(5.3), 8.6, 2);
+  for (const char* part : {"P-3PC intra", "full,cc at 0 floats (t_cf)", "2 of 3 samples", "15.9 s", "budget 5.3 s",
+                           "15.9 s for under-sampled", "load average 8.6 on 2 cores", "busy"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+  EXPECT_EQ(tb::busy_machine_message("copy", "x", 0, 1, tb::time_rule(1), std::nullopt, 2).find("load"),
+            std::string::npos);
+}
+
+TEST(TimeRule, LocalRoundsOvertimeThenFailWithTheCellsName) {
+  // A "sample" that takes longer than the budget: the first round ends past the budget,
+  // overtime visits the cells short of 3 samples; with a cap too short the loop fails.
+  tb::RoundScheduler s(2, rule(0, 10, 100, 0.02));
+  int visits = 0;
+  EXPECT_NO_THROW(tb::run_local_rounds(
+      s, 1e-3, [&](int) { ++visits; return 1.0; }, [](double) {}, "test"));
+  EXPECT_GE(s.samples(0).size(), 3u);
+  EXPECT_GE(s.samples(1).size(), 3u);
+  tb::RoundScheduler slow(1, rule(0, 10, 100, 0.02));
+  try {
+    tb::run_local_rounds(
+        slow, 1e-3,
+        [&](int) {
+          const auto t0 = std::chrono::steady_clock::now();
+          while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(4)) {
+          }
+          return 1.0;
+        },
+        [](double) {}, "test", [](int c) { return "cell " + std::to_string(c); });
+    FAIL() << "expected the cap to end the run";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("test: cell cell 0 has 1 of 3 samples"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TimeRule, ARoundInProgressKeepsOnlyUnderSampledVisitsInOvertimeAndStopsAtTheCap) {
+  tb::RoundScheduler s(3, rule(0, 10, 100, 0.02));
+  for (int i = 0; i < 3; ++i) s.record(0, 1.0);
+  s.record(1, 1.0);
+  const std::vector<tb::Visit> rest{{0, false}, {1, false}, {2, false}};
+  tb::RoundScheduler w(1, rule(2, 10, 100, 0.02));
+  EXPECT_EQ(w.still_due({{0, true}}, 1.5, tb::time_rule(1.0)), (std::vector<tb::Visit>{{0, false}}))
+      << "a warm-up due in overtime becomes a timed visit";
+  const tb::TimeRule r = tb::time_rule(1.0);
+  EXPECT_EQ(s.still_due(rest, 0.5, r), rest) << "within the budget the round runs as planned";
+  EXPECT_EQ(s.still_due(rest, 1.5, r), (std::vector<tb::Visit>{{1, false}, {2, false}}));
+  EXPECT_TRUE(s.still_due(rest, 3.0, r).empty());
+}
+
+TEST(TimeRule, OvertimeWarningSaysTheMachineLookedBusy) {
+  const std::string m = tb::overtime_message("LogGP", 12, 7.5, tb::time_rule(3.0), 6.8, 2);
+  for (const char* part : {"LogGP", "looked busy", "12 cell(s)", "7.5 s", "budget 3.0 s", "cap 9.0 s",
+                           "load average 6.8 on 2 cores"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
 }

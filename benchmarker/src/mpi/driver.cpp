@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <map>
+#include <set>
 
 namespace tessera::bench {
 namespace {
@@ -78,38 +79,45 @@ PairComm::~PairComm() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
-                Clock::time_point deadline, const std::function<void()>& hook,
+int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
+                const TimeRule& rule, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
-                const std::function<void(double)>& progress,
-                std::optional<Clock::time_point> hard) {
+                const std::function<void(double)>& progress) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
+  // A round goes to the peer in chunks of visits, and rank 0 looks at the clock between
+  // chunks: on a busy machine one round of every cell can outlast the whole budget, and
+  // the time rule (overtime only for under-sampled cells, nothing after the cap) must
+  // hold within a round too. The peer learns each chunk up front, so the only messages
+  // inside the timed loop are the measured ones and the synchronising barrier.
+  constexpr std::size_t kChunk = 4;
+  std::vector<Visit> rest;  // rank 0: the current round's visits not yet run
+  std::set<int> overtime_cells;  // rank 0: cells sampled after the budget
   std::vector<Job> jobs;
-  // The budget is soft until every cell has a usable median: a loaded machine should
-  // give a slower run, not a failed one. The hard stop bounds that.
-  const auto now = Clock::now();
-  const auto hard_deadline =
-      hard ? *hard : deadline + std::max(Clock::duration::zero(), deadline - now) / 2;
   for (;;) {
     int count = 0;
     if (me == 0) {
       jobs.clear();
-      const auto t = Clock::now();
-      if (t < hard_deadline && !interrupted()) {
-        hook();
-        auto round = t < deadline ? sched.next_round() : sched.next_round_below(kMinUsableSamples);
-        for (const Visit& v : round) {
-          Job j = table[std::size_t(v.cell)];
-          j.cell = v.cell;
-          j.warmup = v.warmup;
+      if (!interrupted()) {
+        if (!rest.empty()) rest = sched.still_due(rest, seconds_since(start), rule);
+        if (rest.empty()) {
+          if (seconds_since(start) < rule.cap_s) hook();
+          rest = sched.next_round_at(seconds_since(start), rule);
+        }
+        const std::size_t n = std::min(kChunk, rest.size());
+        const bool overtime = seconds_since(start) >= rule.budget_s;
+        for (std::size_t i = 0; i < n; ++i) {
+          Job j = table[std::size_t(rest[i].cell)];
+          j.cell = rest[i].cell;
+          j.warmup = rest[i].warmup;
+          j.overtime = overtime;
+          if (overtime) overtime_cells.insert(j.cell);
           jobs.push_back(j);
         }
+        rest.erase(rest.begin(), rest.begin() + std::ptrdiff_t(n));
       }
       count = int(jobs.size());
     }
-    // The peer learns the whole round up front, so the only messages inside the timed
-    // loop are the measured ones and the synchronising barrier.
     MPI_Bcast(&count, 1, MPI_INT, 0, pair);
     if (count == 0) break;
     jobs.resize(std::size_t(count));
@@ -122,8 +130,9 @@ void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
       else
         sched.record(j.cell, t);
     }
-    if (me == 0) progress(sched.progress());
+    if (me == 0 && rest.empty()) progress(sched.progress());
   }
+  return int(overtime_cells.size());
 }
 
 void spin_us(double us) {

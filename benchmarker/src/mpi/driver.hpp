@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +63,8 @@ struct Job {
   std::int32_t a = 0;
   std::int32_t b = 0;
   std::int32_t blocks = 0;
+  std::int32_t overtime = 0;  ///< 1 if shipped after the budget (TimeRule): a mode may sample faster
+
   std::int64_t size = 0;
   std::int64_t stride = 0;
   double delay_us = 0;
@@ -75,21 +76,23 @@ void install_interrupt_handler();
 
 /// Runs rounds on a two-rank communicator (rank 0 times, rank 1 answers). Collective on
 /// `pair`. On rank 0, before each round `hook()` may add cells to `sched`/`table` (e.g.
-/// refinement); rounds go on until a round is empty (the scheduler is done and the hook
-/// added nothing), or the run is interrupted. After `deadline` only cells with fewer than
-/// kMinUsableSamples timed samples are visited, and at `deadline + (deadline - now at the
-/// call) / 2` (or at `hard_deadline` if given) rounds stop regardless (the caller then
-/// reports the budget as too small). `sample` runs
-/// one job on both ranks and returns the time (us) on rank 0. `progress` gets the
-/// scheduler's progress on rank 0. Only rank 0's `sched`/`table` are read.
-/// Samples a cell needs for a stored median and quartiles.
-inline constexpr int kMinUsableSamples = 3;
-
-void run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table,
-                Clock::time_point deadline, const std::function<void()>& hook,
+/// refinement); each round is `sched.next_round_at(seconds since start, rule)`: every
+/// unfinished cell within the budget, then only cells short of rule.min_usable samples,
+/// none from rule.cap_s on. Rounds go on until a round is empty or the run is
+/// interrupted; the caller then checks the cells (first_below) and reports a cell still
+/// short with busy_machine_message. `sample` runs one job on both ranks and returns the
+/// time (us) on rank 0. `progress` gets the scheduler's progress on rank 0. Only rank
+/// 0's `sched`/`table` are read. Returns, on rank 0, how many cells were sampled after
+/// the budget (for warn_overtime); 0 on the peer.
+int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
+                const TimeRule& rule, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
-                const std::function<void(double)>& progress,
-                std::optional<Clock::time_point> hard_deadline = std::nullopt);
+                const std::function<void(double)>& progress);
+
+/// Seconds from `start` to now.
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 /// Busy-waits `us` microseconds on MPI_Wtime (the delay d of PRTT).
 void spin_us(double us);

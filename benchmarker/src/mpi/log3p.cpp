@@ -114,17 +114,22 @@ std::vector<perfdb::Log3pParam> run_log3p(MPI_Comm pair, const Options& o, perfd
         return (t1 - t0) * 1e6;
     }
   };
-  run_rounds(pair, sched, table,
-             start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)),
-             [] {}, sample, progress);
+  const TimeRule rule = time_rule(budget_s);
+  const int overtime = run_rounds(pair, sched, table, start, rule, [] {}, sample, progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
+  warn_overtime("log3P " + std::string(perfdb::to_string(level)), overtime, seconds_since(start), rule);
 
   std::vector<perfdb::Log3pParam> out;
   auto get = [&](int kind, std::int64_t s, std::int64_t d) {
     const Summary r = sched.summary(cell.at({kind, s, d}));
-    if (r.count < 3)
-      throw Error("log3P time budget too small (" + std::to_string(s) + " bytes); raise --max-seconds");
+    if (r.count < std::size_t(rule.min_usable)) {
+      static constexpr const char* kNames[] = {"memcpy", "send to self", "remote round trip"};
+      throw Error(busy_machine_message("log3P " + std::string(perfdb::to_string(level)),
+                                       std::string(kNames[kind]) + " of " + std::to_string(s) + " bytes, stride " +
+                                           std::to_string(d),
+                                       r.count, seconds_since(start), rule));
+    }
     return r;
   };
   auto put = [&](const char* name, std::int64_t s, std::int64_t d, double v, double q1, double q3) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "../refine.hpp"
 #include "driver.hpp"
@@ -21,7 +22,7 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto elapsed = [&] { return seconds_since(start); };
   const int n = o.prtt_n;
 
   std::vector<std::int64_t> sizes;
@@ -58,8 +59,27 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
   Refiner refiner(sizes, /*geometric=*/true, o.refine_depth);
   std::vector<std::int64_t> pending;
   int phase = 0;
+  std::set<std::int64_t> delayed;  // sizes with PRTT(n,d,s) and o_r cells
+  // d = PRTT(1,0,s) per size, once its sweep has a usable median: at the end of the sweep
+  // or later (a busy machine reaches 3 samples of a size in overtime). A size that never
+  // gets there is left out of the fit rather than measured with a guessed delay.
+  auto add_delayed = [&] {
+    for (std::int64_t s : refiner.sizes()) {
+      if (delayed.count(s) ||
+          sched.samples(cell.at({kKey10, s})).size() < std::size_t(kMinUsableSamples) ||
+          sched.samples(cell.at({kKeyN0, s})).size() < std::size_t(kMinUsableSamples))
+        continue;
+      delayed.insert(s);
+      // d = PRTT(1,0,s) as Netgauge; where that is not above G_all(s) (o_s would be
+      // hidden by the gap), fall back to PRTT(2,0,s) = PRTT(1,0,s) + G_all(s) (eq. 2).
+      double d = median(kKey10, s);
+      if (gall(s) >= d) d += gall(s);
+      add(kKeyNd, kPrtt, n, s, d);
+      add(kKeyOr, kRecvOverhead, 1, s, d);
+    }
+  };
   auto hook = [&] {
-    if (phase == 1) return;
+    if (phase == 1) return add_delayed();
     const bool sweep_over = elapsed() > 0.45 * budget_s;
     if (!sched.done() && elapsed() < 0.3 * budget_s) return;
     if (!pending.empty()) {
@@ -81,20 +101,17 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
       refiner.resolve(verdict);
       pending.clear();
     }
+    // Midpoints are judged against their neighbours' medians: none before every cell has
+    // a usable one (a busy machine may never get there; new cells would only lengthen
+    // the rounds). Until the sweep is over, wait for them.
+    if (!sweep_over && !sched.all_have(kMinUsableSamples)) return;
     if (!sweep_over && o.refine_depth > 0) {
       pending = refiner.proposals();
       for (std::int64_t m : pending) add_sweep(m);
       if (!pending.empty()) return;
     }
     phase = 1;
-    for (std::int64_t s : refiner.sizes()) {
-      // d = PRTT(1,0,s) as Netgauge; where that is not above G_all(s) (o_s would be
-      // hidden by the gap), fall back to PRTT(2,0,s) = PRTT(1,0,s) + G_all(s) (eq. 2).
-      double d = median(kKey10, s);
-      if (gall(s) >= d) d += gall(s);
-      add(kKeyNd, kPrtt, n, s, d);
-      add(kKeyOr, kRecvOverhead, 1, s, d);
-    }
+    add_delayed();
   };
 
   auto sample = [&](const Job& j) -> double {
@@ -128,11 +145,11 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
     }
     return (t1 - t0) * 1e6;
   };
-  run_rounds(pair, sched, table,
-             start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)),
-             hook, sample, progress);
+  const TimeRule rule = time_rule(budget_s);
+  const int overtime = run_rounds(pair, sched, table, start, rule, hook, sample, progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
+  warn_overtime("LogGP", overtime, seconds_since(start), rule);
 
   LoggpResult result;
   for (std::int64_t s : refiner.sizes()) {
@@ -152,8 +169,15 @@ LoggpResult run_loggp(MPI_Comm pair, const Options& o, double budget_s, const Pr
     p.o_r = sched.summary(orr->second).median;
     result.points.push_back(p);
   }
-  if (result.points.size() < 2)
-    throw Error("LogGP time budget too small: fewer than 2 sizes fully measured; raise --max-seconds");
+  // Sizes short of samples are left out; the fit needs two.
+  if (result.points.size() < 2) {
+    const int c = std::max(0, sched.first_below(rule.min_usable));
+    const Job& j = table[std::size_t(c)];
+    const std::string what = j.kind == kRecvOverhead ? "o_r" : "PRTT(" + std::to_string(j.a) + ", " +
+                                                                  std::to_string(int(j.delay_us)) + " us)";
+    throw Error(busy_machine_message("LogGP", what + " of " + std::to_string(j.size) + " bytes (fewer than 2 sizes fully measured)",
+                                     sched.samples(c).size(), elapsed(), rule));
+  }
   result.ranges = fit_loggp(result.points, n, o.lookahead, o.pfact, &result.warnings);
   return result;
 }

@@ -126,6 +126,7 @@ double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Mess
 // rank 0 leaves the barrier, so it includes the skew of the peer's exit and the whole
 // latency of its send: 3-4x the steady per-message cost (benchmarker/README.md).
 constexpr int kBurst = 9;
+constexpr int kOvertimeBurst = 3;
 
 double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector<float>& rbuf,
               TypeCache& cache) {
@@ -140,11 +141,14 @@ double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector
   const Message r = message(cache, j.size, recv_c, shape);
   MPI_Barrier(pair);  // both ranks start each visit together
   if (j.kind != kPaper) return repetition(pair, me, path, s, r, sbuf, rbuf);
+  // In overtime (a busy machine: every message may wait for a timeslice) a burst is
+  // shorter, so the cells still short of samples get them within the cap.
+  const int burst = j.overtime ? kOvertimeBurst : kBurst;
   double times[kBurst];
   repetition(pair, me, path, s, r, sbuf, rbuf);
-  for (double& t : times) t = repetition(pair, me, path, s, r, sbuf, rbuf);
-  std::nth_element(times, times + kBurst / 2, times + kBurst);
-  return times[kBurst / 2];
+  for (int i = 0; i < burst; ++i) times[i] = repetition(pair, me, path, s, r, sbuf, rbuf);
+  std::nth_element(times, times + burst / 2, times + burst);
+  return times[burst / 2];
 }
 
 using CellKey = std::tuple<int, int, std::int64_t>;  // path, layout, floats (paper shape)
@@ -166,13 +170,13 @@ struct Pass {
 // With `partial` (a repeat pass, given the first pass's t_cf) a pass cut short by the
 // hard deadline keeps every cell that has a sample (a burst's median) instead of failing:
 // the median over passes tolerates one off pass, and the spread shows it.
-Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, double budget_s,
-                  Clock::time_point hard_deadline, const ProgressFn& progress,
-                  std::optional<double> partial = std::nullopt) {
+Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const TimeRule& rule,
+                  const ProgressFn& progress, std::optional<double> partial = std::nullopt) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto elapsed = [&] { return seconds_since(start); };
+  const double budget_s = rule.budget_s;
 
   // Buffers for the largest message of any layout (refined sizes lie between listed
   // ones, so the listed maximum bounds them).
@@ -270,33 +274,40 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, double b
       refiner.resolve(verdict);
       pending.clear();
     }
-    if (late) return;
+    // Midpoints are judged against their neighbours' medians: none are proposed before
+    // every cell has a usable one (on a busy machine that may be never, and new cells
+    // would only lengthen the rounds that the cells already listed are waiting for).
+    if (late || !sched.all_have(kMinUsableSamples)) return;
     pending = refiner.proposals();
     for (std::int64_t m : pending) add_paper(m);
   };
 
-  run_rounds(
-      pair, sched, table,
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)), hook,
-      [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); }, progress, hard_deadline);
+  const int overtime = run_rounds(
+      pair, sched, table, start, rule, hook, [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); },
+      progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
   Pass pass;
+  if (!partial) warn_overtime("P-3PC " + std::string(perfdb::to_string(level)), overtime, elapsed(), rule);
   pass.sizes = refiner.sizes();
 
   const Summary rt00 = sched.summary(paper_cell.at({int(Path::full), int(Layout::cc), 0}));
-  if (rt00.count < 3 && !partial)
-    throw ShortPass("P-3PC time budget too small to measure t_cf: raise --max-seconds");
-  const double t_cf = rt00.count >= 3 ? rt00.median / 2 : *partial;
+  auto short_of_samples = [&](Path p, Layout l, std::int64_t floats, std::size_t samples, const char* what) {
+    const std::string cell = std::string(to_string(p)) + "," + std::string(to_string(l)) + " at " +
+                             std::to_string(floats) + " floats" + what;
+    return ShortPass(busy_machine_message("P-3PC " + std::string(perfdb::to_string(level)), cell, samples,
+                                          elapsed(), rule));
+  };
+  if (rt00.count < std::size_t(kMinUsableSamples) && !partial)
+    throw short_of_samples(Path::full, Layout::cc, 0, rt00.count, " (t_cf)");
+  const double t_cf = rt00.count >= std::size_t(kMinUsableSamples) ? rt00.median / 2 : *partial;
   pass.t_cf = t_cf;
 
   auto row = [&](Path p, Layout l, std::int64_t floats, const BlockShape& shape, int cell) {
     const Summary s = sched.summary(cell);
     if (s.count < 1 && partial) return;
-    if (s.count < 3 && !partial)
-      throw ShortPass("P-3PC time budget too small: " + std::string(to_string(p)) + "," +
-                  std::string(to_string(l)) + " at " + std::to_string(floats) +
-                  " floats has fewer than 3 samples; raise --max-seconds");
+    if (s.count < std::size_t(kMinUsableSamples) && !partial)
+      throw short_of_samples(p, l, floats, s.count, shape.paper_default ? "" : " (tile rows)");
     // T_full(n) = roundtrip(n, 0) - t_cf (SPEC errata): the stored value is a total,
     // constant included, at every size (T_full(0) = t_cf).
     const double shift = p == Path::full ? t_cf : 0.0;
@@ -337,15 +348,11 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
   const int k = std::max(1, o.repeats);
   const double share = budget_s / k;
   // The first pass is the measurement one pass was before --repeats (same stop rule),
-  // aiming at half the budget (all of it with one pass), and may run on to 1.5 x the
-  // whole budget (the bound a single pass had) to give every cell 3 samples, so a
-  // loaded machine or a slow link still gets a table as robust as before. Later passes
+  // aiming at half the budget (all of it with one pass), and may run on to
+  // kOvertimeFactor x the whole budget, visiting only the cells short of 3 samples, so a
+  // busy machine or a slow link gives a slower run rather than a failed one. Later passes
   // share the rest and stop at the budget, keeping the cells they have samples of.
   const double first_share = k > 1 ? budget_s / 2 : budget_s;
-  auto at = [&](double s) {
-    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  };
-  const auto hard_first = at(1.5 * budget_s), hard_later = at(budget_s);
   double t_cf = 0;
   // Later passes stop a cell at 1/K of the sample counts (at least 3), and at √K times
   // the relative standard error, since the median of K pass medians has about 1/√K of
@@ -373,8 +380,11 @@ std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb
     std::exception_ptr error;
     int failed = 0;  // 1: an error; 2: a later pass ran short
     try {
-      p = first_pass ? measure_pass(pair, opt, level, aim_s, hard_first, part)
-                     : measure_pass(pair, opt, level, aim_s, hard_later, part, t_cf);
+      // The first pass: overtime for under-sampled cells up to kOvertimeFactor x the
+      // mode's budget (it starts with the mode). A later pass stops at the budget.
+      const double left = budget_s - elapsed();
+      p = first_pass ? measure_pass(pair, opt, level, {aim_s, kOvertimeFactor * budget_s}, part)
+                     : measure_pass(pair, opt, level, {aim_s, std::max(aim_s, left)}, part, t_cf);
     } catch (const ShortPass& e) {
       failed = first_pass ? 1 : 2;
       if (first_pass)

@@ -22,9 +22,10 @@
 
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
-#include "tessera/pipeline.hpp"
+#include "tessera/phases.hpp"
 #include "tessera/plan.hpp"
 #include "tessera/program_description.hpp"
+#include "tessera/session.hpp"
 
 namespace tessera {
 

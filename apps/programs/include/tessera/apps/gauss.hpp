@@ -1,23 +1,14 @@
 #pragma once
 // tessera-gauss's program: the requested Gaussian derivatives of the input. Pure.
-#include <string>
-
-#include "tessera/gaussian.hpp"
+#include "tessera/pipeline.hpp"
 #include "tessera/program.hpp"
 
 namespace tessera::apps {
 
 /// One output per derivative, named "Lx", "Ly", ... in options.derivatives order.
-/// Throws InvalidArgument for bad sigma/radius (see validate()).
-inline Program gauss_program(const GaussianOptions& options) {
-  validate(options);
-  Program p;
-  const DImage image = p.input();
-  for (Derivative d : options.derivatives) {
-    const auto [ox, oy] = orders_of(d);
-    p.output(std::string(to_string(d)), gaussian(image, options.sigma, ox, oy, options.radius));
-  }
-  return p;
-}
+/// Throws InvalidArgument for bad sigma/radius (see validate()) or a derivative listed
+/// twice. The library's derivatives_program, which gaussian_derivatives(session, ...)
+/// runs too: one definition of the pipeline, one executor.
+inline Program gauss_program(const GaussianOptions& options) { return derivatives_program(options); }
 
 }  // namespace tessera::apps
