@@ -123,7 +123,7 @@ case $mode in
         for k in 1 2; do
             q=$(cat /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k/cpu.cfs_quota_us 2>/dev/null || echo none)
             p=$(cat /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k/cpu.cfs_period_us 2>/dev/null || echo none)
-            [[ $q == 20000 && $p == 100000 ]] || fail "node $k: CPU group quota/period $q/$p, expected 20000/100000"
+            [[ $q == 2000 && $p == 10000 ]] || fail "node $k: CPU group quota/period $q/$p, expected 2000/10000"
         done
         rc=0
         "$cluster" launch --ranks-per-node 2 --timeout 45 -- /bin/sh -c \
