@@ -1,16 +1,16 @@
 // tessera-validate on the apps' programs, the pure half: which apps and scenarios, which
 // plans cover every algorithm, and the models' phases grouped as Program::run times them.
+#include "tessera/validate/programs.hpp"
+
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tessera/error.hpp"
 #include "tessera/names.hpp"
 #include "tessera/validate/analysis.hpp"
-#include "tessera/validate/programs.hpp"
 
 using namespace tessera;
 using namespace tessera::validation;
@@ -26,8 +26,8 @@ TEST(ValidatePrograms, ScenariosPerAppAndProblemsApart) {
   const auto q = scenarios_for(true, 2, {}, {}, {}, parse_apps("all"));
   ASSERT_EQ(q.size(), 2u * (2 + 1 + 1));  // gauss: two sigmas, the apps one each, at P 1 and 2
   EXPECT_EQ(q[0], (Scenario{512, 512, 1, 1, "gauss"}));
-  EXPECT_EQ(q[4], (Scenario{256, 256, 1, 1, "edges"}));
-  EXPECT_EQ(q[7], (Scenario{256, 256, 1, 2, "corners"}));
+  EXPECT_EQ(q[4], (Scenario{128, 128, 1, 1, "edges"}));
+  EXPECT_EQ(q[7], (Scenario{128, 128, 1, 2, "corners"}));
   EXPECT_EQ(problems_of(q).size(), 4u);
   // The same size and sigma in two apps are two problems.
   const auto same = scenarios_for(true, 2, {}, {64}, {1}, {"edges", "corners"});
@@ -82,10 +82,17 @@ TEST(ValidatePrograms, AsMeasuredFoldsLoopsAndReductionsIntoCompute) {
     cost.steps.push_back(s);
     all += s.us;
     switch (s.kind) {
-      case ProgramStep::Kind::scatter: want_scatter += s.us; break;
-      case ProgramStep::Kind::gather: want_gather += s.us; break;
-      case ProgramStep::Kind::exchange: (loop[i] ? want_compute : want_exchange) += s.us; break;
-      default: want_compute += s.us;
+      case ProgramStep::Kind::scatter:
+        want_scatter += s.us;
+        break;
+      case ProgramStep::Kind::gather:
+        want_gather += s.us;
+        break;
+      case ProgramStep::Kind::exchange:
+        (loop[i] ? want_compute : want_exchange) += s.us;
+        break;
+      default:
+        want_compute += s.us;
     }
   }
   cost.phases.total = all;

@@ -84,7 +84,7 @@ for f in "$out"/*.svg; do
 done
 for f in errors.svg regret.svg observations.csv; do grep -qF "($f)" "$out/index.md" || fail "index does not link $f"; done
 grep -qF "(phase-512x512-s1-p$ranks-scatter.svg)" "$out/index.md" || fail "index does not link the scatter chart"
-grep -qF "(phase-edges-256x256-s1-p$ranks-compute.svg)" "$out/index.md" || fail "index does not link edges' compute chart"
+grep -qF "(phase-edges-128x128-s1-p$ranks-compute.svg)" "$out/index.md" || fail "index does not link edges' compute chart"
 
 "$bin/tessera-perfdb" --perfdb "$work/perfdb.sqlite" list >"$work/list" 2>&1 || fail "tessera-perfdb list"
 grep -q "tessera-validate" "$work/list" || { cat "$work/list"; fail "no tessera-validate run in the perfdb"; }

@@ -63,7 +63,7 @@ std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int
     // one small problem each so that it stays quick.
     const bool gauss = app == "gauss";
     const std::vector<int> sizes = !sizes_given.empty() ? sizes_given
-                                   : quick               ? std::vector<int>{gauss ? 512 : 256}
+                                   : quick               ? std::vector<int>{gauss ? 512 : 128}
                                                          : std::vector<int>{512, 1024, 2048};
     const std::vector<double> sigmas = !sigmas_given.empty() ? sigmas_given
                                        : quick                ? (gauss ? std::vector<double>{1, 3}

@@ -55,7 +55,7 @@ po::options_description describe_options(Options& o) {
   cli::add_help_version(d);
   d.add_options()
       ("quick", po::bool_switch(&o.quick), "small scenario list: gauss on 512x512 at sigma 1 and 3, edges and corners\n"
-                                            "on 256x256 at sigma 1, every P up to the ranks started")
+                                            "on 128x128 at sigma 1, every P up to the ranks started")
       ("json", po::bool_switch(&o.json), "print only the summary JSON on stdout")
       ("output,o", cli::path_value(o.output)->default_value(o.output.string()), "directory for charts, CSV and index.md")
       ("models", po::value<std::string>(&o.models)->default_value(o.models),
@@ -232,8 +232,7 @@ std::string fmt(double v, int precision = 3) {
   return out.str();
 }
 
-// The human summary: every model's figures beside p3pc's, then the baselines, then
-// each problem's best P and every chooser's pick.
+// Every model's figures beside p3pc's, then the baselines'.
 std::string chooser_table(const nlohmann::json& s, const std::vector<std::string>& models) {
   std::ostringstream out;
   out << std::left << std::setw(12) << "chooser" << std::right << std::setw(12) << "median err" << std::setw(12)
@@ -267,7 +266,8 @@ std::string summary_table(const nlohmann::json& s, const std::vector<std::string
   out << "regret = measured time of the chooser's pick among every P, grid and algorithm / best measured at any P\n"
          "(at fixed P: within each P alone; baselines run on every rank started)\n";
   for (const auto& d : s["decisions"])
-    out << "  " << std::left << std::setw(8) << d["app"].get<std::string>() << std::right << d["width"].get<int>() << "x" << d["height"].get<int>() << " sigma=" << d["sigma"].get<double>()
+    out << "  " << std::left << std::setw(8) << d["app"].get<std::string>() << std::right << d["width"].get<int>()
+        << "x" << d["height"].get<int>() << " sigma=" << d["sigma"].get<double>()
         << "  " << std::left << std::setw(11) << d["chooser"].get<std::string>() << std::right << " P="
         << d["chosen_procs"].get<int>() << " (best P=" << d["best_procs"].get<int>() << ")  regret "
         << fmt(d["regret"].get<double>()) << "  " << d["chosen"].get<std::string>() << "\n";
@@ -276,8 +276,8 @@ std::string summary_table(const nlohmann::json& s, const std::vector<std::string
 
 std::string file_name(const Scenario& s, Phase p) {
   std::ostringstream out;
-  out << "phase-" << (s.app == "gauss" ? "" : s.app + "-") << s.width << "x" << s.height << "-s" << s.sigma << "-p" << s.procs << "-" << to_string(p)
-      << ".svg";
+  out << "phase-" << (s.app == "gauss" ? "" : s.app + "-") << s.width << "x" << s.height << "-s" << s.sigma << "-p"
+      << s.procs << "-" << to_string(p) << ".svg";
   return out.str();
 }
 
@@ -333,6 +333,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
   config["warmup"] = o.warmup;
   config["keep_disturbed"] = o.keep_disturbed;
   config["models"] = r.models;
+  config["apps"] = apps_of(r.scenarios);
   config["scenarios"] = nlohmann::json::array();
   for (const auto& s : r.scenarios) config["scenarios"].push_back(to_json(s));
   const perfdb::Id run = store.begin_run(m.id, "tessera-validate", TESSERA_VERSION, config.dump());

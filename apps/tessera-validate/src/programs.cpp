@@ -46,11 +46,19 @@ scheduler::PhaseMicros as_measured(const ProgramDescription& program, const sche
   for (const auto& s : cost.steps) {
     const bool looped = s.index < loop.size() && loop[s.index];
     switch (s.kind) {
-      case ProgramStep::Kind::scatter: out.scatter += s.us; break;
-      case ProgramStep::Kind::gather: out.gather += s.us; break;
-      case ProgramStep::Kind::exchange: (looped ? out.compute : out.exchange) += s.us; break;
+      case ProgramStep::Kind::scatter:
+        out.scatter += s.us;
+        break;
+      case ProgramStep::Kind::gather:
+        out.gather += s.us;
+        break;
+      case ProgramStep::Kind::exchange:
+        (looped ? out.compute : out.exchange) += s.us;
+        break;
       case ProgramStep::Kind::compute:
-      case ProgramStep::Kind::reduce: out.compute += s.us; break;
+      case ProgramStep::Kind::reduce:
+        out.compute += s.us;
+        break;
     }
   }
   out.total = cost.phases.total;
@@ -58,7 +66,8 @@ scheduler::PhaseMicros as_measured(const ProgramDescription& program, const sche
 }
 
 std::vector<Plan> covering_plans(Grid grid) {
-  const std::size_t n = std::max({kScatterAlgorithms.size(), kGatherAlgorithms.size(), kExchangeAlgorithms.size()});
+  const std::size_t n =
+      std::max({kScatterAlgorithms.size(), kGatherAlgorithms.size(), kExchangeAlgorithms.size()});
   std::vector<Plan> out;
   for (std::size_t i = 0; i < n; ++i)
     out.push_back(Plan{grid, kScatterAlgorithms[i % kScatterAlgorithms.size()],
@@ -67,7 +76,8 @@ std::vector<Plan> covering_plans(Grid grid) {
   return out;
 }
 
-std::vector<int> loop_rounds(const ProgramDescription& program, const std::vector<ProgramStep>& communication) {
+std::vector<int> loop_rounds(const ProgramDescription& program,
+                             const std::vector<ProgramStep>& communication) {
   const auto loop = in_loop(program);
   std::vector<int> out;
   for (const auto& end : program.steps) {

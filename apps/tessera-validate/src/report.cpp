@@ -276,7 +276,8 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
   if (!notes.empty()) out << "\n";
   out << "## Summary\n\n"
          "Error = |predicted − measured| / measured over scatter, exchange, gather and the whole "
-         "pipeline (compute is listed per phase only: every model prices it alike). Regret over P = "
+         "program (compute is listed per phase only: every model prices it alike; for edges and corners it "
+         "also holds the reductions and the hysteresis loop, on both sides). Regret over P = "
          "measured time of the plan the model picks among every P, grid and algorithm (its cheapest "
          "prediction) ÷ the best plan measured at any P (1.00 = it picked the best). Regret at fixed P = "
          "the same within each P alone. A baseline runs on every rank started.\n\n";

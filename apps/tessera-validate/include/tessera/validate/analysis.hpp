@@ -42,7 +42,7 @@ nlohmann::json to_json(const Scenario& s);
 /// The scenario list: every problem (app, image size and sigma) at every P in
 /// 1..ranks, P ascending within a problem, so that a chooser's number of processors is
 /// judged too; apps in the order given. quick: gauss on 512x512 with sigma 1 and 3,
-/// edges and corners on 256x256 with sigma 1. Default: gauss on 512, 1024 and 2048
+/// edges and corners on 128x128 with sigma 1. Default: gauss on 512, 1024 and 2048
 /// square with sigma 1, 3, 5, edges and corners on the same sizes with sigma 1 and 3.
 /// `procs`, if not empty, replaces the P list (values outside 1..ranks are dropped);
 /// `sizes` (square images) and `sigmas`, if not empty, replace every app's. Local.

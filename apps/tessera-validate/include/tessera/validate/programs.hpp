@@ -40,6 +40,7 @@ std::vector<Plan> covering_plans(Grid grid);
 /// Rounds the iterative operations of `program` ran, from a run's communication trace
 /// (ProgramResults::communication): records of each loop end's kind and operation,
 /// less those the description has outside loops. One entry per loop, in order.
-std::vector<int> loop_rounds(const ProgramDescription& program, const std::vector<ProgramStep>& communication);
+std::vector<int> loop_rounds(const ProgramDescription& program,
+                             const std::vector<ProgramStep>& communication);
 
 }  // namespace tessera::validation
