@@ -343,7 +343,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
     sc["grid"] = tessera::to_string(ob.plan.grid);
     if (ob.phase == Phase::scatter || ob.phase == Phase::total) sc["scatter"] = tessera::to_string(ob.plan.scatter);
     if (ob.phase == Phase::gather || ob.phase == Phase::total) sc["gather"] = tessera::to_string(ob.plan.gather);
-    if (ob.phase == Phase::exchange || ob.phase == Phase::total)
+    if (ob.phase == Phase::exchange || ob.phase == Phase::total || ob.compute_by_exchange)
       sc["exchange"] = tessera::to_string(ob.plan.exchange);
     sc["samples"] = ob.measured.samples;
     sc["disturbed_left_out"] = ob.measured.disturbed;
