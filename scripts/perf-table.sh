@@ -5,6 +5,7 @@
 # times (with min–max), ratios tessera ÷ OpenCV and peak RSS per rank, plus what
 # --plan auto chooses (from this machine's perfdb) when 2 ranks are started.
 #   bash scripts/perf-table.sh [SIZES] [SIGMAS]     e.g.  bash scripts/perf-table.sh "512 4096" "3"
+# The apps (tessera-edges, tessera-corners) against their OpenCV programs: scripts/perf-apps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

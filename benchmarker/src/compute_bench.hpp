@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schedule.hpp"
+#include "tessera/detail/kernels.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/perfdb/records.hpp"
 
@@ -40,10 +41,13 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
                                              const std::vector<int>& threads, const StopRule& rule,
                                              double budget_s, const std::function<void(double)>& progress);
 
-/// One primitive kernel of the operation library to time (tessera/ops_kernels.hpp):
+/// One primitive kernel of the operation library to time: the executor's own tile
+/// kernels (tessera/detail/kernels.hpp: run_pixel, separable_pass, run_filter2d,
+/// reduce_local), so what the scheduler prices a program's compute steps with is what
+/// its run executes.
 /// `operation` is a perfdb name (kComputePixelwise, kComputeSeparable,
 /// kComputeNeighbourhood, kComputeReduction), `size` what its rows store in `taps`
-/// (fused ops, taps, window size, scalars), axis "x"/"y" for separable passes.
+/// (fused ops, taps, window size, scalars: 1), axis "x"/"y" for separable passes.
 struct PrimitiveKernel {
   const char* operation = perfdb::kComputePixelwise;
   int size = 1;
@@ -52,9 +56,19 @@ struct PrimitiveKernel {
 
 /// The kernels tessera-bench times: pixel-wise sweeps of 1 and several fused ops (so
 /// a + b ops can be fitted), separable passes of several tap counts along x and y,
-/// 3x3 and 5x5 neighbourhoods, the reduction sweep (sum, min, max: 3 scalars).
+/// 3x3 and 5x5 neighbourhoods, the reduction sweep (the exact sum's: the costliest of
+/// reduce_local's sweeps, which prices min, max and count too).
 /// `quick` keeps the fewest that still bracket each cost line.
 std::vector<PrimitiveKernel> primitive_kernels(bool quick);
+
+/// The pixel-wise chain timed for `ops` fused operations: a PixelProgram (as Program
+/// fuses one) over image leaf 0 and scalar node 1, each operation reading the previous
+/// result (x * s, x + s, |x|, min(x, a), max(x, s) in turn). ops >= 1.
+detail::PixelProgram pixel_chain(int ops);
+
+/// The 1-D kernel timed for a separable pass of `taps` (odd, >= 3) taps: an order-0
+/// Gaussian of radius taps / 2, the symmetric kernel Program's gaussian runs.
+Kernel1D separable_kernel(int taps);
 
 /// Tile shapes for the primitives: the pipeline's areas, one width each (the
 /// primitives are priced by tile area, nearest in log scale).

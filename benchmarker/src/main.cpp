@@ -126,7 +126,7 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["sigmas"] = opt.sigmas;
   cfg["sync"] = "MPI_Barrier on the pair before each timed sample";
   cfg["compute"] = "rank 0 alone (other ranks idle): compute_derivatives of the standard set on haloed tiles, "
-                  "the operation library's primitive kernels (ops_kernels.hpp)";
+                  "the operation library's primitive kernels (the executor's, tessera/detail/kernels.hpp)";
   cfg["compute_primitive_tiles"] = tb::primitive_tiles(opt.tile_areas);
   cfg["compute_tiles"] = tb::tile_shapes(opt.tile_widths, opt.tile_areas);
   cfg["compute_threads"] = tb::thread_counts(tb::usable_cores());

@@ -562,12 +562,10 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
       case Stage::Kind::reduce: {
         compute(first.label, Primitive::reduction)->ops = 1;
         ProgramStep* s = step(ProgramStep::Kind::reduce, first.label);
-        s->images = 1;
-        // As the executor combines them: an exact sum's limbs and counters (17 int64),
-        // {extreme, seen} as two doubles, a count as one int64.
-        s->bytes = first.op == Op::r_sum || first.op == Op::r_mean ? int(sizeof(ExactSum))
-                   : first.op == Op::r_count                       ? 8
-                                                                   : 16;
+        // The words the executor's allreduce carries (what the scheduler's
+        // allreduce_plan(P, images) prices).
+        s->images = reduce_words(first.op);
+        s->bytes = 8 * s->images;
         break;
       }
       case Stage::Kind::hysteresis: {
@@ -577,7 +575,8 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         e->halo = l.buffer_halo[std::size_t(st.nodes.front())];
         compute(first.label, Primitive::neighbourhood)->taps = 3;
         ProgramStep* r = step(ProgramStep::Kind::reduce, first.label);
-        r->bytes = 4;
+        r->images = kHysteresisWords;
+        r->bytes = 8 * r->images;
         r->repeat_first = loop;
         r->expected_rounds = kExpectedHysteresisRounds;
         break;

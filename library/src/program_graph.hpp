@@ -1,13 +1,15 @@
 #pragma once
-// The recorded graph of a Program, its lowering to stages (what runs, in order, with
-// which halos) and the local kernels of each operation. Pure: no MPI. The executor
+// The recorded graph of a Program and its lowering to stages (what runs, in order,
+// with which halos); the local kernels of each operation are in tessera/detail/kernels.hpp. Pure: no MPI. The executor
 // (src/mpi/program_run.cpp) runs the stages; describe() turns the same stages into a
 // ProgramDescription, so what is priced is what runs.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tessera/detail/kernels.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
 #include "tessera/partition.hpp"
@@ -15,19 +17,6 @@
 
 namespace tessera::detail {
 
-enum class Op : std::uint8_t {
-  // images
-  input,
-  add, sub, mul, div, min, max, atan2, magnitude, lt, le, gt, ge, neg, abs, sqrt, select,  // pixel-wise
-  sep,         // separable convolution (kx, ky)
-  filter2d,    // 3x3 / 5x5 correlation
-  nms,         // non-maximum suppression (m, gx, gy)
-  local_max,   // 3x3 local maxima
-  hysteresis,  // (strong, weak)
-  // scalars
-  s_const, s_add, s_sub, s_mul, s_div,
-  r_sum, r_min, r_max, r_mean, r_count,  // reductions of one image
-};
 bool is_pixelwise(Op op);
 bool is_reduction(Op op);
 bool is_image_op(Op op);
@@ -74,16 +63,6 @@ struct Stage {
   std::string operation;        // scatter, exchange, gather: ProgramStep::operation
 };
 
-/// A fused pixel-wise chain as a register program over one chunk of a row.
-struct PixelProgram {
-  struct Instr {
-    Op op = Op::input;  // Op::input: load image leaf `leaf`; Op::s_const: scalar leaf
-    int a = -1, b = -1, c = -1;  // argument registers
-    int leaf = -1;               // image node (Op::input) or scalar node (Op::s_const)
-  };
-  std::vector<Instr> code;  // register i = result of code[i]; the last is the result
-  int ops = 0;              // elementary pixel-wise operations fused
-};
 
 struct Lowered {
   std::vector<Stage> stages;
@@ -104,43 +83,14 @@ ProgramDescription describe(const Graph& g, const Lowered& lowered, int width, i
 /// Expected rounds of a hysteresis loop, for the scheduler (a guess: 3).
 inline constexpr int kExpectedHysteresisRounds = 3;
 
-// --- local kernels (one tile; views into haloed buffers) ----------------------------
-
-/// Runs a fused chain over a w x h tile: `leaves[n]` is image node n's tile interior
-/// (only the leaves' entries are read), `scalars[n]` scalar node n's value. Threads.
-void run_pixel(const PixelProgram& program, const std::vector<ConstView>& leaves,
-               const std::vector<double>& scalars, View out);
-/// filter2d: k x k correlation, src readable k/2 beyond out's extent.
-void run_filter2d(ConstView src, const std::vector<float>& taps, View out);
-void run_nms(ConstView m, ConstView gx, ConstView gy, View out);
-void run_local_max(ConstView src, View out);
-/// Hysteresis: out (halo 1 filled) grows into weak pixels; returns true if any
-/// interior pixel changed.
-bool hysteresis_round(View out, ConstView weak);
-/// Initial marks: 1 where strong != 0.
-void hysteresis_init(ConstView strong, View out);
-
-/// An exact sum of floats: fixed-point limbs of 32 bits from 2^-149 (the smallest
-/// float) upward, with room for 2^64 terms. Integer addition is associative, so the
-/// sum (and its rounding to double) is the same whatever the order and grouping.
-struct ExactSum {
-  static constexpr int kLimbs = 14;
-  std::array<std::int64_t, kLimbs> limbs{};
-  std::int64_t nan = 0, pos_inf = 0, neg_inf = 0;
-  void add(float v);
-  void normalise();
-  void merge(const ExactSum& o);
-  double value() const;  // needs normalised limbs
-};
-
-/// The local part of a reduction: partial[0..] as the executor combines them.
-struct LocalReduction {
-  ExactSum sum;
-  double min = 0, max = 0;  // NaN-free extremes (+inf/-inf start values)
-  bool any = false;         // a non-NaN pixel seen
-  std::int64_t count = 0;   // nonzero pixels
-  std::int64_t pixels = 0;
-};
-LocalReduction reduce_local(ConstView tile, Op op);
+/// 8-byte words each rank's partial of a reduction travels as in the allreduce
+/// (allreduce_plan(P, words)): an exact sum's limbs and its three counters, a minimum's
+/// or maximum's {extreme, seen}, a count. describe() states it (ProgramStep::images,
+/// bytes = 8 words) and the executor sends arrays of exactly this size.
+constexpr int reduce_words(Op op) {
+  return op == Op::r_sum || op == Op::r_mean ? ExactSum::kLimbs + 3 : op == Op::r_count ? 1 : 2;
+}
+/// Hysteresis's "changed?" flag: one word.
+inline constexpr int kHysteresisWords = 1;
 
 }  // namespace tessera::detail

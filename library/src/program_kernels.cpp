@@ -291,8 +291,8 @@ LocalReduction reduce_local(ConstView tile, Op op) {
         for (int x = 0; x < tile.width; ++x)
           if (!std::isnan(row[x])) {
             r.any = true;
-            r.min = std::min(r.min, double(row[x]));
-            r.max = std::max(r.max, double(row[x]));
+            r.min = ordered_min(r.min, double(row[x]));
+            r.max = ordered_max(r.max, double(row[x]));
           }
         break;
       default:

@@ -1,8 +1,11 @@
 // Layouts, pair placement, options, report and compute-pass derivation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "compute_bench.hpp"
 #include "layouts.hpp"
@@ -228,4 +231,21 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
   EXPECT_GE(pixelwise, 2);
   EXPECT_GE(separable_x, 2);
   EXPECT_THROW(tb::run_primitives(kernels, tiles, {0}, rule, 1.0, [](double) {}), tessera::InvalidArgument);
+  // What is timed is the executor's: a PixelProgram of exactly `taps` operations that
+  // run_pixel evaluates as the chain's definition, a Gaussian pass of `taps` taps.
+  for (int n : {1, 4, 7}) {
+    const auto chain = tb::pixel_chain(n);
+    EXPECT_EQ(chain.ops, n);
+    EXPECT_EQ(int(chain.code.size()), n + 2);  // the image and scalar leaves, then n operations
+    std::vector<float> a{-3.0f, 0.25f, 2.0f}, out(3);
+    tessera::detail::run_pixel(chain, {tessera::ConstView{a.data(), 3, 1, 3}}, {0.0, 0.5},
+                               tessera::View{out.data(), 3, 1, 3});
+    for (std::size_t i = 0; i < 3; ++i) {
+      float x = a[i];
+      for (int k = 0; k < n; ++k)
+        x = k % 5 == 0 ? x * 0.5f : k % 5 == 1 ? x + 0.5f : k % 5 == 2 ? std::fabs(x) : k % 5 == 3 ? std::min(x, a[i]) : std::max(x, 0.5f);
+      EXPECT_EQ(out[i], x) << n << " ops, pixel " << i;
+    }
+  }
+  for (int taps : {3, 9, 25, 39}) EXPECT_EQ(tb::separable_kernel(taps).size(), taps);
 }

@@ -3,9 +3,12 @@
 // hysteresis loops, gathers), hand-checked for small programs and the shipped apps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tessera/apps/corners.hpp"
 #include "tessera/apps/edges.hpp"
 #include "tessera/apps/gauss.hpp"
+#include "tessera/comm_plan.hpp"
 #include "tessera/error.hpp"
 #include "tessera/program.hpp"
 
@@ -119,12 +122,37 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   EXPECT_EQ(d.steps[9].images, 1);  // only M: the derivatives are read at the centre only
   EXPECT_EQ(d.steps[10].primitive, Primitive::neighbourhood);
   EXPECT_EQ(d.steps[10].taps, 3);
-  EXPECT_EQ(d.steps[8].bytes, 16);  // max: {extreme, seen}
+  EXPECT_EQ(d.steps[8].images, 2);  // max: {extreme, seen}, two 8-byte words
+  EXPECT_EQ(d.steps[8].bytes, 16);
+  EXPECT_EQ(d.steps[17].images, 1);  // hysteresis: "changed?" as one word
+  EXPECT_EQ(d.steps[17].bytes, 8);
   EXPECT_EQ(d.steps[15].halo, (Halo{1, 1}));
   EXPECT_EQ(d.steps[17].repeat_first, 15);
   EXPECT_GE(d.steps[17].expected_rounds, 1);
   EXPECT_EQ(d.steps.back().images, 2);
   EXPECT_EQ(d.halo, (Halo{4, 4}));
+}
+
+// The scheduler prices a reduce step as allreduce_plan(P, images); the executor runs
+// that plan with the partial as 8-byte words: an exact sum's 14 limbs and 3 counters,
+// {extreme, seen}, a count.
+TEST(ProgramDescription, ReduceStepsStateTheWordsTheAllreduceCarries) {
+  Program p;
+  const DImage a = p.input();
+  p.output("s", sum(a));
+  p.output("m", mean(a));
+  p.output("lo", min_of(a));
+  p.output("c", count_nonzero(a));
+  const ProgramDescription d = p.describe(40, 30);
+  std::vector<int> words;
+  for (const ProgramStep& st : d.steps)
+    if (st.kind == Kind::reduce) {
+      words.push_back(st.images);
+      EXPECT_EQ(st.bytes, 8 * st.images);
+      for (int P : {2, 3, 7}) EXPECT_EQ(allreduce_plan(P, st.images).bytes(), double(st.bytes));
+    }
+  std::sort(words.begin(), words.end());
+  EXPECT_EQ(words, (std::vector<int>{1, 2, 17, 17}));
 }
 
 TEST(ProgramDescription, CornersExchangeTheStructureTensorAtRhosHalo) {

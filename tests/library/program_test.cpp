@@ -272,6 +272,25 @@ TEST(Program, ReductionsEveryGridExactAndOpenCV) {
   EXPECT_EQ(r.scalars.at("count"), double(cv::countNonZero(A)));
 }
 
+// Minimum and maximum combine partials along the allreduce plan's tree: -0 counts
+// below +0 (in a tile and between tiles), so the result has the same bits whichever
+// tile holds which zero and in whatever order the partials meet.
+TEST(Program, MinMaxOfSignedZerosSameBitsEveryGrid) {
+  Image img = random_image(kW, kH, 12, 1.0f, 255.0f);
+  img.at(1, 1) = 0.0f;               // +0 first in raster order
+  img.at(kW - 2, kH - 2) = -0.0f;    // -0 last, in another tile on most grids
+  img.at(kW / 2, kH / 2) = 0.0f;
+  Program p;
+  const DImage a = p.input();
+  p.output("min", min_of(a));
+  p.output("max", max_of(-a));  // -(+0) = -0 first, -(-0) = +0 last
+  const ProgramResults r = check_every_grid(p, img, "signed zeros");
+  EXPECT_EQ(r.scalars.at("min"), 0.0);
+  EXPECT_TRUE(std::signbit(r.scalars.at("min")));
+  EXPECT_EQ(r.scalars.at("max"), 0.0);
+  EXPECT_FALSE(std::signbit(r.scalars.at("max")));
+}
+
 TEST(Program, HysteresisFollowsEdgesAcrossTilesAsConnectedComponents) {
   // Weak pixels: a random 45 % field (long 8-connected paths wander across tiles);
   // strong: a few seeds. An edge is a weak pixel 8-connected to a seed.

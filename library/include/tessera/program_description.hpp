@@ -40,14 +40,17 @@ struct ProgramStep {
     scatter,   ///< `images` images scattered from the root into tiles with `halo`
     exchange,  ///< border exchange of `images` images at width `halo` (the plan run once per image)
     compute,   ///< one primitive over every tile (see `region`)
-    reduce,    ///< combine `images` scalars per rank into one result every rank has
+    reduce,    ///< combine `images` 8-byte words per rank into one result every rank has (allreduce)
     gather,    ///< `images` tile-sized images gathered to the root
   };
   Kind kind = Kind::compute;
   /// The user-level operation this step belongs to ("gaussian σ=3 (1,0)", "magnitude",
   /// "hysteresis", ...): the scheduler reports costs per operation with it.
   std::string operation;
-  int images = 1;  ///< images moved (scatter, exchange, gather) or scalars reduced
+  /// Images moved (scatter, exchange, gather), or for a reduce the 8-byte words each
+  /// rank's partial travels as: the scheduler prices allreduce_plan(P, images), the
+  /// plan the executor runs with messages of exactly these words.
+  int images = 1;
   Halo halo;       ///< scatter/exchange: border width moved
 
   // compute steps
@@ -66,9 +69,9 @@ struct ProgramStep {
   int repeat_first = -1;
   int expected_rounds = 0;
 
-  /// reduce: bytes each rank contributes to the one allreduce (an exact sum's
-  /// fixed-point accumulator is 136 bytes, a minimum or maximum 16, a count 8,
-  /// hysteresis's "changed" flag 4). 0 = not stated (price `images` doubles).
+  /// reduce: bytes of each message of the allreduce, 8 * images (an exact sum's
+  /// fixed-point limbs and counters are 136 bytes, a minimum or maximum's {extreme,
+  /// seen} 16, a count 8, hysteresis's "changed" flag 8). 0 = not stated.
   int bytes = 0;
 };
 

@@ -2,6 +2,7 @@
 // reports), communicating only through the library's communication plans.
 #include <tbb/global_control.h>
 
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <utility>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "../program_graph.hpp"
+#include "allreduce.hpp"
 #include "comm.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
@@ -136,46 +138,52 @@ struct Run {
     }
   }
 
+  // Reductions run the allreduce plan the scheduler prices (allreduce.hpp); the
+  // combines are associative on these types, so every grid gets the same bits.
   void reduce(int node) {
     const auto& n = g.nodes[std::size_t(node)];
-    detail::LocalReduction r = detail::reduce_local(in(n.args[0].id), n.op);
-    const MPI_Comm comm = team.comm().comm;
+    const detail::LocalReduction r = detail::reduce_local(in(n.args[0].id), n.op);
+    const detail::Comm& comm = team.comm();
     double v = 0;
+    int bytes = 0;  // of each message the plan sent
     if (n.op == Op::r_sum || n.op == Op::r_mean) {
-      // Integer limbs: the sum is exact, so every grid gets the same bits. (describe()
-      // states sizeof(ExactSum) bytes: the limbs and three counters.)
-      static_assert(sizeof(detail::ExactSum) == 8 * (detail::ExactSum::kLimbs + 3));
-      std::int64_t mine[detail::ExactSum::kLimbs + 3], all[detail::ExactSum::kLimbs + 3];
-      std::copy(r.sum.limbs.begin(), r.sum.limbs.end(), mine);
-      mine[detail::ExactSum::kLimbs] = r.sum.nan;
-      mine[detail::ExactSum::kLimbs + 1] = r.sum.pos_inf;
-      mine[detail::ExactSum::kLimbs + 2] = r.sum.neg_inf;
-      detail::check(MPI_Allreduce(mine, all, detail::ExactSum::kLimbs + 3, MPI_INT64_T, MPI_SUM, comm),
-                    "MPI_Allreduce");
+      // Integer limbs and counters: the sum is exact.
+      constexpr int kLimbs = detail::ExactSum::kLimbs;
+      std::array<std::int64_t, detail::reduce_words(Op::r_sum)> w{};
+      static_assert(w.size() == kLimbs + 3);
+      std::copy(r.sum.limbs.begin(), r.sum.limbs.end(), w.begin());
+      w[kLimbs] = r.sum.nan;
+      w[kLimbs + 1] = r.sum.pos_inf;
+      w[kLimbs + 2] = r.sum.neg_inf;
+      bytes = detail::allreduce(comm, w, [](auto& mine, const auto& other) {
+        for (std::size_t i = 0; i < mine.size(); ++i) mine[i] += other[i];
+      });
       detail::ExactSum total;
-      std::copy(all, all + detail::ExactSum::kLimbs, total.limbs.begin());
-      total.nan = all[detail::ExactSum::kLimbs];
-      total.pos_inf = all[detail::ExactSum::kLimbs + 1];
-      total.neg_inf = all[detail::ExactSum::kLimbs + 2];
+      std::copy(w.begin(), w.begin() + kLimbs, total.limbs.begin());
+      total.nan = w[kLimbs];
+      total.pos_inf = w[kLimbs + 1];
+      total.neg_inf = w[kLimbs + 2];
       total.normalise();
       v = total.value();
       if (n.op == Op::r_mean) v /= double(partition.image().area());
     } else if (n.op == Op::r_min || n.op == Op::r_max) {
-      // One allreduce of {extreme, seen}: NaNs are ignored, all-NaN gives NaN. For the
-      // minimum "seen" travels negated so that MPI_MIN combines it too.
+      // {extreme, seen}: NaNs are ignored, all-NaN gives NaN.
       const bool lo = n.op == Op::r_min;
-      double mine[2] = {lo ? r.min : r.max, r.any ? (lo ? -1.0 : 1.0) : 0.0}, all[2] = {0, 0};
-      detail::check(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, lo ? MPI_MIN : MPI_MAX, comm), "MPI_Allreduce");
-      v = all[1] != 0.0 ? all[0] : std::numeric_limits<double>::quiet_NaN();
+      std::array<double, detail::reduce_words(Op::r_min)> w{lo ? r.min : r.max, r.any ? 1.0 : 0.0};
+      bytes = detail::allreduce(comm, w, [lo](auto& mine, const auto& other) {
+        if (other[1] == 0.0) return;
+        mine[0] = mine[1] == 0.0 ? other[0] : lo ? detail::ordered_min(mine[0], other[0]) : detail::ordered_max(mine[0], other[0]);
+        mine[1] = 1.0;
+      });
+      v = w[1] != 0.0 ? w[0] : std::numeric_limits<double>::quiet_NaN();
     } else {
-      std::int64_t all = 0;
-      detail::check(MPI_Allreduce(&r.count, &all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
-      v = double(all);
+      std::array<std::int64_t, detail::reduce_words(Op::r_count)> w{r.count};
+      bytes = detail::allreduce(comm, w, [](auto& mine, const auto& other) { mine[0] += other[0]; });
+      v = double(w[0]);
     }
     scalars[std::size_t(node)] = v;
     scalar_known[std::size_t(node)] = true;
-    record(ProgramStep::Kind::reduce, n.label, 1, {},
-           n.op == Op::r_sum || n.op == Op::r_mean ? int(sizeof(detail::ExactSum)) : n.op == Op::r_count ? 8 : 16);
+    record(ProgramStep::Kind::reduce, n.label, bytes / 8, {}, bytes);
   }
 
   void hysteresis(int node) {
@@ -188,10 +196,11 @@ struct Run {
     for (;;) {
       ex.run(out);
       record(ProgramStep::Kind::exchange, n.label, 1, out.halo());
-      int changed = detail::hysteresis_round(out.interior(), weak) ? 1 : 0, any = 0;
-      detail::check(MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, team.comm().comm), "MPI_Allreduce");
-      record(ProgramStep::Kind::reduce, n.label, 1, {}, int(sizeof changed));
-      if (!any) break;
+      std::array<std::int64_t, detail::kHysteresisWords> changed{detail::hysteresis_round(out.interior(), weak)};
+      const int bytes =
+          detail::allreduce(team.comm(), changed, [](auto& mine, const auto& other) { mine[0] |= other[0]; });
+      record(ProgramStep::Kind::reduce, n.label, bytes / 8, {}, bytes);
+      if (!changed[0]) break;
     }
   }
 };

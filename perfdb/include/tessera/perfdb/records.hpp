@@ -173,7 +173,7 @@ inline constexpr char kComputeDerivatives[] = "derivatives";
 /// The copies around messages: `tile_height` rows of `tile_width` floats copied between
 /// strided buffers; axis "x", taps 1, ns per float.
 inline constexpr char kComputeCopy[] = "copy";
-/// The operation library's primitive kernels (tessera::Primitive, tessera/ops_kernels.hpp),
+/// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:
 /// pixel-wise sweep with `taps` fused elementary operations per pixel; axis "".
@@ -182,7 +182,8 @@ inline constexpr char kComputePixelwise[] = "pixelwise";
 inline constexpr char kComputeSeparable[] = "separable";
 /// A `taps` x `taps` 2-D neighbourhood filter (taps 3 or 5); axis "xy".
 inline constexpr char kComputeNeighbourhood[] = "neighbourhood";
-/// A reduction sweep folding the tile into `taps` scalars (sum, min, max in double); axis "".
+/// A reduction sweep folding the tile into `taps` scalars (the exact sum's sweep, taps 1; before
+/// the executor's kernels were timed, a double sum, min and max, taps 3); axis "".
 inline constexpr char kComputeReduction[] = "reduction";
 /// One even-order 1-D filter pass (databases written before schema 3).
 inline constexpr char kComputeFilter[] = "filter";

@@ -1,0 +1,162 @@
+// The executor's tile kernels (tessera/detail/kernels.hpp, what Program::run calls and
+// tessera-bench times) against plain loops of the same definitions (bit-exact: same
+// float operations in the same order) and against OpenCV (within float rounding).
+#include "tessera/detail/kernels.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#include <random>
+#include <vector>
+
+using namespace tessera;
+using detail::Op;
+
+namespace {
+// A haloed buffer: interior w x h at (r, r), noise everywhere.
+struct Haloed {
+  int w, h, r;
+  std::vector<float> data;
+  Haloed(int w_, int h_, int r_, unsigned seed = 5)
+      : w(w_), h(h_), r(r_), data(std::size_t((w_ + 2 * r_) * (h_ + 2 * r_))) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (auto& v : data) v = u(rng);
+  }
+  int stride() const { return w + 2 * r; }
+  ConstView interior() const { return {data.data() + r * stride() + r, w, h, stride()}; }
+  cv::Mat mat() const { return cv::Mat(h + 2 * r, stride(), CV_32F, const_cast<float*>(data.data())); }
+};
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+}  // namespace
+
+// A fused chain over a tile wider than one 256-pixel chunk: registers, scalar leaves
+// and the chunk tail give exactly the per-pixel plain loop.
+TEST(Kernels, RunPixelIsThePlainLoopOfTheChain) {
+  const Haloed a(300, 9, 2, 1), b(300, 9, 0, 2);
+  detail::PixelProgram p;
+  using I = detail::PixelProgram::Instr;
+  p.code = {I{Op::input, -1, -1, -1, 0},   // r0 = a
+            I{Op::input, -1, -1, -1, 1},   // r1 = b
+            I{Op::s_const, -1, -1, -1, 2}, // r2 = s
+            I{Op::mul, 0, 2, -1, -1},      // r3 = a * s
+            I{Op::add, 3, 1, -1, -1},      // r4 = r3 + b
+            I{Op::abs, 4, -1, -1, -1},     // r5 = |r4|
+            I{Op::sqrt, 5, -1, -1, -1},    // r6 = sqrt r5
+            I{Op::gt, 0, 1, -1, -1},       // r7 = a > b
+            I{Op::select, 7, 6, 1, -1},    // r8 = r7 ? r6 : b
+            I{Op::magnitude, 8, 0, -1, -1}};  // r9 = |(r8, a)|
+  p.ops = 7;
+  const std::vector<ConstView> leaves{a.interior(), b.interior(), ConstView{}};
+  const std::vector<double> scalars{0, 0, 0.75};
+  std::vector<float> out(300 * 9);
+  detail::run_pixel(p, leaves, scalars, View{out.data(), 300, 9, 300});
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 300; ++x) {
+      const float av = a.interior().at(x, y), bv = b.interior().at(x, y), s = 0.75f;
+      const float r6 = std::sqrt(std::fabs(av * s + bv));
+      const float r8 = av > bv ? r6 : bv;
+      const float want = std::sqrt(r8 * r8 + av * av);
+      ASSERT_TRUE(same_bits(out[std::size_t(y * 300 + x)], want)) << x << "," << y;
+    }
+}
+
+// The pass the bench times is the line kernel separable_filters() runs: a y pass over
+// the tile and the x reach, then an x pass, gives separable_filters' bits; and each
+// pass is the plain symmetric (Gaussian) or k-ascending (user kernel) tap sum.
+TEST(Kernels, SeparablePassIsWhatSeparableFiltersRuns) {
+  const int w = 37, h = 23, r = 4;
+  const Haloed in(w, h, r);
+  const Kernel1D ky = gaussian_kernel(1.2, 1, r), kx = gaussian_kernel(1.0, 0, r);
+  std::vector<float> mid(std::size_t((w + 2 * r) * h)), two(std::size_t(w * h)), ref(std::size_t(w * h));
+  const ConstView s = in.interior();
+  detail::separable_pass(ConstView{&s.at(-r, 0), w + 2 * r, h, s.stride}, View{mid.data(), w + 2 * r, h, w + 2 * r},
+                         Axis::y, ky);
+  detail::separable_pass(ConstView{mid.data() + r, w, h, w + 2 * r}, View{two.data(), w, h, w}, Axis::x, kx);
+  const SeparableFilter f{&kx, &ky};
+  const View ref_view{ref.data(), w, h, w};
+  separable_filters(s, Halo{r, r}, std::span<const SeparableFilter>(&f, 1), std::span<const View>(&ref_view, 1));
+  for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_TRUE(same_bits(two[i], ref[i])) << i;
+  // The y pass alone, by its definition (odd order: c0 s0 + sum c_k (s_k - s_-k)).
+  for (int y = 0; y < h; ++y)
+    for (int x = -r; x < w + r; ++x) {
+      const float* c = ky.taps.data() + r;
+      float v = c[0] * s.at(x, y);
+      for (int k = 1; k <= r; ++k) v += c[k] * (s.at(x, y + k) - s.at(x, y - k));
+      ASSERT_TRUE(same_bits(mid[std::size_t(y * (w + 2 * r) + x + r)], v)) << x << "," << y;
+    }
+  // A user's kernel: k ascending, no symmetry assumed.
+  Kernel1D user;
+  user.radius = 3;
+  user.order = -1;
+  user.taps = {0.1f, -0.2f, 0.3f, 0.5f, 0.3f, -0.25f, 0.05f};
+  std::vector<float> out(std::size_t(w * h));
+  detail::separable_pass(s, View{out.data(), w, h, w}, Axis::x, user);
+  cv::Mat cv_out;
+  cv::filter2D(in.mat(), cv_out, CV_32F, cv::Mat(1, 7, CV_32F, user.taps.data()), cv::Point(-1, -1), 0,
+               cv::BORDER_REFLECT_101);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      float v = user.taps[0] * s.at(x - 3, y);
+      for (int k = 1; k < 7; ++k) v += user.taps[std::size_t(k)] * s.at(x - 3 + k, y);
+      ASSERT_TRUE(same_bits(out[std::size_t(y * w + x)], v)) << x << "," << y;
+      EXPECT_NEAR(out[std::size_t(y * w + x)], cv_out.at<float>(y + r, x + r), 1e-5f);
+    }
+}
+
+TEST(Kernels, Filter2dIsTheWindowSumAndOpenCVsCorrelation) {
+  for (int size : {3, 5}) {
+    const Haloed in(19, 11, 2);
+    std::vector<float> kernel(std::size_t(size * size));
+    for (std::size_t i = 0; i < kernel.size(); ++i) kernel[i] = float(i) * 0.01f - 0.1f;
+    std::vector<float> out(19 * 11);
+    detail::run_filter2d(in.interior(), kernel, View{out.data(), 19, 11, 19});
+    cv::Mat cv_out;
+    cv::filter2D(in.mat(), cv_out, CV_32F, cv::Mat(size, size, CV_32F, kernel.data()), cv::Point(-1, -1), 0,
+                 cv::BORDER_REFLECT_101);
+    const int r = size / 2;
+    const ConstView s = in.interior();
+    for (int y = 0; y < 11; ++y)
+      for (int x = 0; x < 19; ++x) {
+        float v = 0;
+        for (int j = -r; j <= r; ++j)
+          for (int i = -r; i <= r; ++i) v += kernel[std::size_t((j + r) * size + (i + r))] * s.at(x + i, y + j);
+        ASSERT_TRUE(same_bits(out[std::size_t(y * 19 + x)], v)) << size << " at " << x << "," << y;
+        EXPECT_NEAR(v, cv_out.at<float>(y + 2, x + 2), 1e-5f) << size;
+      }
+  }
+}
+
+TEST(Kernels, ReduceLocalIsExactAndIgnoresNaNs) {
+  Haloed in(13, 7, 1);
+  const ConstView s = in.interior();
+  long double exact = 0;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::int64_t nonzero = 0;
+  for (int y = 0; y < 7; ++y)
+    for (int x = 0; x < 13; ++x) {
+      exact += s.at(x, y);
+      lo = std::min(lo, double(s.at(x, y)));
+      hi = std::max(hi, double(s.at(x, y)));
+      nonzero += s.at(x, y) != 0.0f;
+    }
+  detail::LocalReduction sum = detail::reduce_local(s, Op::r_sum);
+  EXPECT_EQ(sum.sum.value(), double(exact));  // 91 floats: long double holds the sum exactly
+  EXPECT_EQ(sum.pixels, 91);
+  EXPECT_EQ(detail::reduce_local(s, Op::r_min).min, lo);
+  EXPECT_EQ(detail::reduce_local(s, Op::r_max).max, hi);
+  EXPECT_EQ(detail::reduce_local(s, Op::r_count).count, nonzero);
+  // NaNs are skipped by min/max; -0 ranks below +0 whichever comes first.
+  const int st = in.stride();
+  in.data[std::size_t(st + 1)] = std::numeric_limits<float>::quiet_NaN();
+  const detail::LocalReduction m = detail::reduce_local(in.interior(), Op::r_min);
+  EXPECT_TRUE(m.any);
+  EXPECT_EQ(m.min, lo);
+  EXPECT_TRUE(std::signbit(detail::ordered_min(0.0, -0.0)) && std::signbit(detail::ordered_min(-0.0, 0.0)));
+  EXPECT_FALSE(std::signbit(detail::ordered_max(0.0, -0.0)) || std::signbit(detail::ordered_max(-0.0, 0.0)));
+}
