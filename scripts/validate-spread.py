@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The spread of tessera-validate's figures over separate launches.
 
-    validate-spread.py LAUNCH.json [LAUNCH.json ...]   (tessera-validate --json outputs)
+    validate-spread.py [--app NAME] [--json] LAUNCH.json [LAUNCH.json ...]
+                                                   (tessera-validate --json outputs)
 
 Prints, for every model and baseline, median [min-max] over the launches of: the median
 and 90th-percentile absolute relative error (models only), and the mean and maximum
 regret over P (a chooser's pick among every P, grid and algorithm against the best
-measured at any P). With --json, the same as one JSON document:
+measured at any P), over every app the launches validated, or with --app NAME over that
+app's scenarios alone (gauss, edges, corners). With --json, the same as one JSON document:
 {"launches": N, "files": [...], "choosers": {name: {figure: {"median", "min", "max",
 "values"}}}}.
 """
@@ -53,22 +55,43 @@ def spread(launches):
     return out
 
 
+def of_app(launches, paths, app):
+    """Each launch's figures for one app (its "apps" entry)."""
+    out = []
+    for s, p in zip(launches, paths):
+        if app not in s.get("apps", {}):
+            sys.exit(f"validate-spread: {p}: no figures for app '{app}'")
+        out.append(s["apps"][app])
+    return out
+
+
 def main(argv):
     as_json = "--json" in argv
-    paths = [a for a in argv if a != "--json"]
+    argv = [a for a in argv if a != "--json"]
+    app = None
+    if "--app" in argv:
+        i = argv.index("--app")
+        if i + 1 >= len(argv):
+            sys.exit(__doc__)
+        app = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    paths = argv
     if not paths:
         sys.exit(__doc__)
     launches = load(paths)
+    if app:
+        launches = of_app(launches, paths, app)
     table = spread(launches)
     if as_json:
-        doc = {"launches": len(launches), "files": paths, "choosers": {}}
+        doc = {"launches": len(launches), "files": paths, "app": app, "choosers": {}}
         for name, figures in table.items():
             doc["choosers"][name] = {
                 k: {"median": statistics.median(v), "min": min(v), "max": max(v), "values": v}
                 for k, v in figures.items()}
         print(json.dumps(doc, indent=2))
         return
-    print(f"tessera-validate over {len(launches)} launches: median [min-max] of each launch's figure")
+    scope = f" (app {app})" if app else ""
+    print(f"tessera-validate over {len(launches)} launches{scope}: median [min-max] of each launch's figure")
     print(f"(regret over P: the chooser's pick among every P, grid and algorithm / best measured at any P)")
     print(f"{'chooser':<12}" + "".join(f"{h:>24}" for _, h, *_ in FIGURES))
     for name, figures in table.items():

@@ -24,6 +24,7 @@ check() {  # ranks expected-text args...
 }
 check 1 "give --procs values <= ranks" --quick --procs 2
 check 2 "unknown model" --quick --models p3pc,magic
+check 2 "unknown app 'blur' in --apps" --quick --apps gauss,blur
 check 2 "bad --procs value" --quick --procs two
 check 2 "--repeats must be >= 1" --quick --repeats 0
 check 2 "unrecognised option" --quick --colour blue

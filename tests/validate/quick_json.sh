@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tessera-validate --quick --json end to end on RANKS ranks, against a perfdb measured
 # here by tessera-bench --quick: the summary JSON has every model's figures and the
-# baselines', every problem is measured at every P from 1 to RANKS and each chooser's
+# baselines', over every app and per app (gauss's two problems, edges' and corners' one
+# each), every problem is measured at every P from 1 to RANKS and each chooser's
 # decision over P is reported, stdout holds nothing else, the charts, CSV and index
 # exist, and the validation run is stored in the perfdb. Timings are never checked.
 #   quick_json.sh BIN_DIR MPIEXEC RANKS
@@ -15,7 +16,7 @@ timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-s
   --perfdb "$work/perfdb.sqlite" >"$work/bench.out" 2>"$work/bench.err" || {
   cat "$work/bench.err"; fail "tessera-bench --quick failed"; }
 
-timeout 120 "$mpiexec" -n "$ranks" --oversubscribe "$bin/tessera-validate" --quick --json --repeats 3 \
+timeout 180 "$mpiexec" -n "$ranks" --oversubscribe "$bin/tessera-validate" --quick --json --repeats 3 \
   --perfdb "$work/perfdb.sqlite" --output "$work/out" >"$work/stdout" 2>"$work/stderr"
 code=$?
 [ $code -ne 124 ] || fail "timed out"
@@ -40,16 +41,25 @@ for name, m in models.items():
 ranks = int(sys.argv[2])
 procs = sorted({sc["procs"] for sc in s["scenarios"]})
 assert procs == list(range(1, ranks + 1)), f"quick covers P = 1..{ranks}, got {procs}"
-assert len(s["scenarios"]) == 2 * ranks, "quick = two problems at every P"
+problems = 4
+assert len(s["scenarios"]) == problems * ranks, "quick = four problems at every P"
+apps = [sc["app"] for sc in s["scenarios"]]
+assert apps.count("gauss") == 2 * ranks and apps.count("edges") == ranks and apps.count("corners") == ranks, apps
+assert set(s["apps"]) == {"gauss", "edges", "corners"}, list(s["apps"])
+for app, a in s["apps"].items():
+    for name, m in a["models"].items():
+        assert m["problems"] == (2 if app == "gauss" else 1), f"{app} {name} decisions over P"
+        for phase in ["scatter", "exchange", "compute", "gather", "total"]:
+            assert m["phases"][phase]["observations"] > 0, f"{app} {name}: no {phase} observations"
 for name in ["mpi-dims", "petsc-dmda", "row-strips"]:
     b = s["baselines"][name]
     assert 1 <= b["mean_regret"] <= b["max_regret"], f"{name} regret"
-    assert b["problems"] == 2, f"{name}: one decision per problem"
-    assert b["fixed_procs"]["scenarios"] == 2 * ranks, f"{name}: a decision at every P"
+    assert b["problems"] == problems, f"{name}: one decision per problem"
+    assert b["fixed_procs"]["scenarios"] == problems * ranks, f"{name}: a decision at every P"
 for name, m in models.items():
-    assert m["problems"] == 2 and m["fixed_procs"]["scenarios"] == 2 * ranks, f"{name} decisions"
+    assert m["problems"] == problems and m["fixed_procs"]["scenarios"] == problems * ranks, f"{name} decisions"
 choosers = set(models) | {"mpi-dims", "petsc-dmda", "row-strips"}
-assert len(s["decisions"]) == 2 * len(choosers), "one decision over P per problem and chooser"
+assert len(s["decisions"]) == problems * len(choosers), "one decision over P per problem and chooser"
 for d in s["decisions"]:
     assert d["chooser"] in choosers
     assert 1 <= d["chosen_procs"] <= ranks and 1 <= d["best_procs"] <= ranks
@@ -58,7 +68,7 @@ for d in s["decisions"]:
         assert d["chosen_procs"] == ranks, "a baseline runs on every rank started"
 assert sorted(s["by_procs"], key=int) == [str(p) for p in procs], "figures for every P"
 for p, f in s["by_procs"].items():
-    assert set(f["choosers"]) == choosers and len(f["best_us"]) == 2, f"by_procs {p}"
+    assert set(f["choosers"]) == choosers and len(f["best_us"]) == problems, f"by_procs {p}"
 print("summary ok:", {k: round(v["median_abs_rel_error"], 3) for k, v in models.items()})
 PY
 
@@ -67,13 +77,14 @@ for f in .tessera-manifest.json index.md errors.svg regret.svg observations.csv 
   [ -s "$out/$f" ] || fail "missing $f"
 done
 phase_charts=$(ls "$out"/phase-*.svg 2>/dev/null | wc -l)
-[ "$phase_charts" -eq $((10 * ranks)) ] || fail "expected $((10 * ranks)) phase charts (2 problems x $ranks P x 5 phases), got $phase_charts"
+[ "$phase_charts" -eq $((20 * ranks)) ] || fail "expected $((20 * ranks)) phase charts (4 problems x $ranks P x 5 phases), got $phase_charts"
 for f in "$out"/*.svg; do
   python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$f" || fail "$f is not well-formed XML"
   grep -q "<rect" "$f" || fail "$f has no bars"
 done
 for f in errors.svg regret.svg observations.csv; do grep -qF "($f)" "$out/index.md" || fail "index does not link $f"; done
 grep -qF "(phase-512x512-s1-p$ranks-scatter.svg)" "$out/index.md" || fail "index does not link the scatter chart"
+grep -qF "(phase-edges-128x128-s1-p$ranks-compute.svg)" "$out/index.md" || fail "index does not link edges' compute chart"
 
 "$bin/tessera-perfdb" --perfdb "$work/perfdb.sqlite" list >"$work/list" 2>&1 || fail "tessera-perfdb list"
 grep -q "tessera-validate" "$work/list" || { cat "$work/list"; fail "no tessera-validate run in the perfdb"; }

@@ -93,7 +93,7 @@ TEST(ValidateReport, CsvRowsPerObservationAndModel) {
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 2 + 2 + 1);  // two scatters priced by both models, the total by p3pc
-  EXPECT_NE(csv.find(",p3pc,1100,0.1\n"), std::string::npos);
+  EXPECT_NE(csv.find(",p3pc,1100,0.1,gauss\n"), std::string::npos);
   const std::string acc = accuracy_csv(sample(), {"p3pc"});
   EXPECT_NE(acc.find("p3pc,all,3,"), std::string::npos);
 }

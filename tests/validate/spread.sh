@@ -74,6 +74,23 @@ python3 "$src/scripts/validate-spread.py" "$work/doctored.json" "${files[1]}" "$
 check "$work/doctored.txt" "$work/doctored.json" "${files[1]}" "${files[2]}" || fail "doctored launch not followed"
 cmp -s "$work/doctored.txt" "$work/spread.txt" && fail "a doctored launch left the table unchanged"
 
+# --app: each app's own figures (the launches ran gauss, edges and corners at 64x64).
+python3 "$src/scripts/validate-spread.py" --json --app edges "${files[@]}" >"$work/edges.json" ||
+  fail "spread of --app edges"
+python3 - "$work/edges.json" "${files[@]}" <<'PY' || fail "--app edges does not match the launches' apps.edges"
+import json, statistics, sys
+doc = json.load(open(sys.argv[1]))
+launches = [json.load(open(f))["apps"]["edges"] for f in sys.argv[2:]]
+assert doc["app"] == "edges" and doc["launches"] == len(launches)
+for group in ("models", "baselines"):
+    for name in launches[0][group]:
+        for key, f in doc["choosers"][name].items():
+            want = [s[group][name][key] for s in launches]
+            assert f["values"] == want and f["median"] == statistics.median(want), (name, key, f, want)
+print("--app edges ok")
+PY
+python3 "$src/scripts/validate-spread.py" --app blur "${files[@]}" >/dev/null 2>&1 && fail "an app the launches lack was accepted"
+
 # Not a summary, and a launch that fails: errors, not tables.
 echo '{"x": 1}' >"$work/bad.json"
 python3 "$src/scripts/validate-spread.py" "$work/bad.json" >/dev/null 2>&1 && fail "a file without models was accepted"

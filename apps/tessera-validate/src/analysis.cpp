@@ -14,18 +14,42 @@
 
 namespace tessera::validation {
 
+std::vector<std::string> parse_apps(const std::string& text) {
+  if (text == "all") return validated_apps();
+  std::vector<std::string> given;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    const auto& known = validated_apps();
+    if (std::find(known.begin(), known.end(), item) == known.end()) {
+      std::string names;
+      for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw InvalidArgument("unknown app '" + item + "' in --apps (known: " + names + ", or all)");
+    }
+    given.push_back(item);
+  }
+  if (given.empty()) throw InvalidArgument("--apps lists no app");
+  std::vector<std::string> out;
+  for (const auto& a : validated_apps())
+    if (std::find(given.begin(), given.end(), a) != given.end()) out.push_back(a);
+  return out;
+}
+
 std::string to_string(const Scenario& s) {
   std::ostringstream out;
+  if (s.app != "gauss") out << s.app << " ";
   out << s.width << "x" << s.height << " sigma=" << s.sigma << " P=" << s.procs;
   return out.str();
 }
 
 nlohmann::json to_json(const Scenario& s) {
-  return {{"width", s.width}, {"height", s.height}, {"sigma", s.sigma}, {"procs", s.procs}};
+  return {{"app", s.app}, {"width", s.width}, {"height", s.height}, {"sigma", s.sigma}, {"procs", s.procs}};
 }
 
 std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs,
-                                    const std::vector<int>& sizes_given, const std::vector<double>& sigmas_given) {
+                                    const std::vector<int>& sizes_given, const std::vector<double>& sigmas_given,
+                                    const std::vector<std::string>& apps) {
   std::vector<int> ps;
   if (!procs.empty()) ps = procs;
   else
@@ -33,16 +57,23 @@ std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int
   std::sort(ps.begin(), ps.end());
   ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
   std::erase_if(ps, [&](int p) { return p < 1 || p > ranks; });
-  const std::vector<int> sizes = !sizes_given.empty() ? sizes_given
-                                 : quick               ? std::vector<int>{512}
-                                                       : std::vector<int>{512, 1024, 2048};
-  const std::vector<double> sigmas = !sigmas_given.empty() ? sigmas_given
-                                     : quick                ? std::vector<double>{1, 3}
-                                                            : std::vector<double>{1, 3, 5};
   std::vector<Scenario> out;
-  for (int n : sizes)
-    for (double s : sigmas)
-      for (int p : ps) out.push_back({n, n, s, p});
+  for (const auto& app : apps) {
+    // The apps' programs cost several times the pipeline per pixel: --quick gives them
+    // one small problem each so that it stays quick.
+    const bool gauss = app == "gauss";
+    const std::vector<int> sizes = !sizes_given.empty() ? sizes_given
+                                   : quick               ? std::vector<int>{gauss ? 512 : 128}
+                                                         : std::vector<int>{512, 1024, 2048};
+    const std::vector<double> sigmas = !sigmas_given.empty() ? sigmas_given
+                                       : quick                ? (gauss ? std::vector<double>{1, 3}
+                                                                       : std::vector<double>{1})
+                                       : gauss                ? std::vector<double>{1, 3, 5}
+                                                              : std::vector<double>{1, 3};
+    for (int n : sizes)
+      for (double s : sigmas)
+        for (int p : ps) out.push_back({n, n, s, p, app});
+  }
   return out;
 }
 
@@ -112,7 +143,8 @@ std::string label(const Observation& o) {
     case Phase::scatter: return grid + " " + std::string(tessera::to_string(o.plan.scatter));
     case Phase::exchange: return grid + " " + std::string(tessera::to_string(o.plan.exchange));
     case Phase::gather: return grid + " " + std::string(tessera::to_string(o.plan.gather));
-    case Phase::compute: return grid;
+    case Phase::compute:
+      return o.compute_by_exchange ? grid + " " + std::string(tessera::to_string(o.plan.exchange)) : grid;
     case Phase::total:
       return grid + " " + std::string(tessera::to_string(o.plan.scatter)) + "/" +
              std::string(tessera::to_string(o.plan.gather)) + "/" + std::string(tessera::to_string(o.plan.exchange));
@@ -266,7 +298,9 @@ double composed_measurement(const std::vector<Observation>& observations, int sc
       case Phase::exchange:
         if (o.plan.exchange == plan.exchange) parts[1] = o.measured.median;
         break;
-      case Phase::compute: parts[2] = o.measured.median; break;
+      case Phase::compute:
+        if (!o.compute_by_exchange || o.plan.exchange == plan.exchange) parts[2] = o.measured.median;
+        break;
       case Phase::gather:
         if (o.plan.gather == plan.gather) parts[3] = o.measured.median;
         break;
@@ -312,13 +346,19 @@ nlohmann::json regret_json(const RegretStats& r, const char* count_name) {
   return {{"mean_regret", r.mean}, {"max_regret", r.max}, {count_name, r.count}};
 }
 
-}  // namespace
+template <class T>
+std::vector<T> filtered(const std::vector<Scenario>& scenarios, const std::vector<T>& items, const std::string& app,
+                        int T::*scenario) {
+  std::vector<T> out;
+  for (const auto& i : items)
+    if (scenarios.at(std::size_t(i.*scenario)).app == app) out.push_back(i);
+  return out;
+}
 
-nlohmann::json summary_json(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
-                            const std::vector<Decision>& decisions,
-                            const std::vector<ProcsDecision>& procs_decisions,
-                            const std::vector<std::string>& models, const std::vector<std::string>& baselines) {
-  nlohmann::json j;
+// Every model's and baseline's figures over the given observations and decisions.
+void chooser_figures(nlohmann::json& j, const std::vector<Observation>& observations,
+                     const std::vector<Decision>& decisions, const std::vector<ProcsDecision>& procs_decisions,
+                     const std::vector<std::string>& models, const std::vector<std::string>& baselines) {
   j["models"] = nlohmann::json::object();
   for (const auto& m : models) {
     const Accuracy a = accuracy(observations, m);
@@ -341,13 +381,53 @@ nlohmann::json summary_json(const std::vector<Scenario>& scenarios, const std::v
     jb["fixed_procs"] = regret_json(regret_stats(decisions, b), "scenarios");
     j["baselines"][b] = jb;
   }
+}
+
+}  // namespace
+
+std::vector<std::string> apps_of(const std::vector<Scenario>& scenarios) {
+  std::vector<std::string> out;
+  for (const auto& s : scenarios)
+    if (std::find(out.begin(), out.end(), s.app) == out.end()) out.push_back(s.app);
+  return out;
+}
+
+std::vector<Observation> of_app(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
+                                const std::string& app) {
+  return filtered(scenarios, observations, app, &Observation::scenario);
+}
+
+std::vector<Decision> of_app(const std::vector<Scenario>& scenarios, const std::vector<Decision>& decisions,
+                             const std::string& app) {
+  return filtered(scenarios, decisions, app, &Decision::scenario);
+}
+
+std::vector<ProcsDecision> of_app(const std::vector<Scenario>& scenarios,
+                                  const std::vector<ProcsDecision>& decisions, const std::string& app) {
+  return filtered(scenarios, decisions, app, &ProcsDecision::chosen_scenario);
+}
+
+nlohmann::json summary_json(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
+                            const std::vector<Decision>& decisions,
+                            const std::vector<ProcsDecision>& procs_decisions,
+                            const std::vector<std::string>& models, const std::vector<std::string>& baselines) {
+  nlohmann::json j;
+  chooser_figures(j, observations, decisions, procs_decisions, models, baselines);
   j["baseline"] = regret_json(regret_stats(decisions, "mpi-dims"), "scenarios");
+  j["apps"] = nlohmann::json::object();
+  for (const auto& app : apps_of(scenarios)) {
+    nlohmann::json ja;
+    chooser_figures(ja, of_app(scenarios, observations, app), of_app(scenarios, decisions, app),
+                    of_app(scenarios, procs_decisions, app), models, baselines);
+    j["apps"][app] = ja;
+  }
 
   const auto problems = problems_of(scenarios);
   j["decisions"] = nlohmann::json::array();
   for (const auto& d : procs_decisions) {
     const Scenario& s = scenarios.at(std::size_t(problems.at(std::size_t(d.problem)).front()));
-    j["decisions"].push_back({{"width", s.width},
+    j["decisions"].push_back({{"app", s.app},
+                              {"width", s.width},
                               {"height", s.height},
                               {"sigma", s.sigma},
                               {"chooser", d.chooser},

@@ -28,6 +28,7 @@
 #include "tessera/session.hpp"
 #include "tessera/validate/analysis.hpp"
 #include "tessera/validate/baselines.hpp"
+#include "tessera/validate/programs.hpp"
 #include "tessera/validate/report.hpp"
 
 namespace po = boost::program_options;
@@ -40,7 +41,7 @@ namespace {
 struct Options {
   bool help = false, version = false, quick = false, json = false, no_perfdb = false, keep_disturbed = false;
   fs::path output = "validate-out";
-  std::string models = "all", procs, sizes, sigmas;
+  std::string models = "all", apps = "all", procs, sizes, sigmas;
   cli::DatabaseOptions db;
   int repeats = 0, warmup = 1, extra = 6;
   std::vector<std::string> arguments;  ///< argv[1..], for the result set's manifest
@@ -53,11 +54,15 @@ po::options_description describe_options(Options& o) {
       "Usage: mpirun -n P tessera-validate [--quick] [--json] [--output DIR]\n\nOptions");
   cli::add_help_version(d);
   d.add_options()
-      ("quick", po::bool_switch(&o.quick), "small scenario list: 512x512, sigma 1 and 3, every P up to the ranks started")
+      ("quick", po::bool_switch(&o.quick), "small scenario list: gauss on 512x512 at sigma 1 and 3, edges and corners\n"
+                                            "on 128x128 at sigma 1, every P up to the ranks started")
       ("json", po::bool_switch(&o.json), "print only the summary JSON on stdout")
       ("output,o", cli::path_value(o.output)->default_value(o.output.string()), "directory for charts, CSV and index.md")
       ("models", po::value<std::string>(&o.models)->default_value(o.models),
        "comma-separated models to validate (p3pc, 3pc, loggp-star, log3p, 2log23p, loggp, logpc) or all")
+      ("apps", po::value<std::string>(&o.apps)->default_value(o.apps),
+       "comma-separated apps whose programs to validate (gauss: the derivative pipeline; edges,\n"
+       "corners: their tessera::Program) or all")
       ("procs", po::value<std::string>(&o.procs), "comma-separated P to validate (default: every P from 1 to the\n"
                                                    "ranks started; each model's regret counts its choice of P among them)")
       ("sizes", po::value<std::string>(&o.sizes), "comma-separated square image sizes (replaces the list's sizes)")
@@ -114,11 +119,15 @@ std::vector<T> parse_list(const std::string& text, const char* option, T lowest)
 
 void progress(const std::string& line) { std::cerr << "tessera-validate: " << line << std::endl; }
 
-// Grids a scenario can run (tiles at least as large as the halo).
-std::vector<Grid> feasible_grids(const Scenario& s) {
+// The derivative pipeline's halo at a scenario's sigma.
+Halo pipeline_halo(const Scenario& s) {
   GaussianOptions options;
   options.sigma = s.sigma;
-  const Halo halo = halo_for(options);
+  return halo_for(options);
+}
+
+// Grids a scenario can run (tiles at least as large as the program's widest halo).
+std::vector<Grid> feasible_grids(const Scenario& s, Halo halo) {
   std::vector<Grid> out;
   for (const Grid& g : grids_for(s.procs))
     if (infeasibility(Partition(s.width, s.height, g), halo).empty()) out.push_back(g);
@@ -194,15 +203,37 @@ void attach_predictions(std::vector<Observation>& observations, const std::vecto
       }
 }
 
+// An app's program: each observed plan priced by every model (price_program, as the
+// search prices its candidates), its phases grouped as Program::run times them.
+void attach_program_predictions(std::vector<Observation>& observations, const ProgramDescription& program,
+                                const std::vector<std::string>& models, const scheduler::MachineParams& machine) {
+  std::map<std::pair<std::string, std::string>, scheduler::PhaseMicros> priced;
+  for (auto& o : observations)
+    for (const auto& m : models) {
+      const auto key = std::pair(describe(o.plan), m);
+      auto it = priced.find(key);
+      if (it == priced.end())
+        it = priced
+                 .emplace(key, as_measured(program, scheduler::price_program(program, o.plan,
+                                                                             scheduler::parse_model(m), machine)))
+                 .first;
+      const auto& t = it->second;
+      o.predicted[m] = o.phase == Phase::scatter    ? t.scatter
+                       : o.phase == Phase::exchange ? t.exchange
+                       : o.phase == Phase::compute  ? t.compute
+                       : o.phase == Phase::gather   ? t.gather
+                                                    : t.total;
+    }
+}
+
 std::string fmt(double v, int precision = 3) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(precision) << v;
   return out.str();
 }
 
-// The human summary: every model's figures beside p3pc's, then the baselines, then
-// each problem's best P and every chooser's pick.
-std::string summary_table(const nlohmann::json& s, const std::vector<std::string>& models) {
+// Every model's figures beside p3pc's, then the baselines'.
+std::string chooser_table(const nlohmann::json& s, const std::vector<std::string>& models) {
   std::ostringstream out;
   out << std::left << std::setw(12) << "chooser" << std::right << std::setw(12) << "median err" << std::setw(12)
       << "p90 err" << std::setw(13) << "mean regret" << std::setw(12) << "max regret" << std::setw(14)
@@ -222,10 +253,21 @@ std::string summary_table(const nlohmann::json& s, const std::vector<std::string
     out << std::left << std::setw(12) << name << std::right << std::setw(12) << "" << std::setw(12) << "";
     regrets(j);
   }
+  return out.str();
+}
+
+// The human summary: the table over every app validated, then each app's own when
+// there are several, then each problem's best P and every chooser's pick.
+std::string summary_table(const nlohmann::json& s, const std::vector<std::string>& models) {
+  std::ostringstream out;
+  out << chooser_table(s, models);
+  if (s["apps"].size() > 1)
+    for (const auto& [app, j] : s["apps"].items()) out << "app " << app << ":\n" << chooser_table(j, models);
   out << "regret = measured time of the chooser's pick among every P, grid and algorithm / best measured at any P\n"
          "(at fixed P: within each P alone; baselines run on every rank started)\n";
   for (const auto& d : s["decisions"])
-    out << "  " << d["width"].get<int>() << "x" << d["height"].get<int>() << " sigma=" << d["sigma"].get<double>()
+    out << "  " << std::left << std::setw(8) << d["app"].get<std::string>() << std::right << d["width"].get<int>()
+        << "x" << d["height"].get<int>() << " sigma=" << d["sigma"].get<double>()
         << "  " << std::left << std::setw(11) << d["chooser"].get<std::string>() << std::right << " P="
         << d["chosen_procs"].get<int>() << " (best P=" << d["best_procs"].get<int>() << ")  regret "
         << fmt(d["regret"].get<double>()) << "  " << d["chosen"].get<std::string>() << "\n";
@@ -234,8 +276,8 @@ std::string summary_table(const nlohmann::json& s, const std::vector<std::string
 
 std::string file_name(const Scenario& s, Phase p) {
   std::ostringstream out;
-  out << "phase-" << s.width << "x" << s.height << "-s" << s.sigma << "-p" << s.procs << "-" << to_string(p)
-      << ".svg";
+  out << "phase-" << (s.app == "gauss" ? "" : s.app + "-") << s.width << "x" << s.height << "-s" << s.sigma << "-p"
+      << s.procs << "-" << to_string(p) << ".svg";
   return out.str();
 }
 
@@ -269,7 +311,8 @@ void write_outputs(ResultSet& set, const Results& r, const std::string& machine)
   write_file(set.file(csvs[1]), accuracy_csv(r.observations, r.models));
   write_file(set.file(csvs[2]), decisions_csv(r.scenarios, r.decisions));
   write_file(set.file("index.md"), index_markdown("tessera-validate: " + machine, r.notes, r.observations,
-                                                  r.decisions, r.procs_decisions, r.models, charts, csvs));
+                                                  r.decisions, r.procs_decisions, r.models, charts, csvs,
+                                                  r.scenarios));
   set.commit();
 }
 
@@ -290,6 +333,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
   config["warmup"] = o.warmup;
   config["keep_disturbed"] = o.keep_disturbed;
   config["models"] = r.models;
+  config["apps"] = apps_of(r.scenarios);
   config["scenarios"] = nlohmann::json::array();
   for (const auto& s : r.scenarios) config["scenarios"].push_back(to_json(s));
   const perfdb::Id run = store.begin_run(m.id, "tessera-validate", TESSERA_VERSION, config.dump());
@@ -299,7 +343,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
     sc["grid"] = tessera::to_string(ob.plan.grid);
     if (ob.phase == Phase::scatter || ob.phase == Phase::total) sc["scatter"] = tessera::to_string(ob.plan.scatter);
     if (ob.phase == Phase::gather || ob.phase == Phase::total) sc["gather"] = tessera::to_string(ob.plan.gather);
-    if (ob.phase == Phase::exchange || ob.phase == Phase::total)
+    if (ob.phase == Phase::exchange || ob.phase == Phase::total || ob.compute_by_exchange)
       sc["exchange"] = tessera::to_string(ob.plan.exchange);
     sc["samples"] = ob.measured.samples;
     sc["disturbed_left_out"] = ob.measured.disturbed;
@@ -326,8 +370,9 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
     models = parse_models(o.models);
-    scenarios = scenarios_for(o.quick, session.size(), parse_list<int>(o.procs, "--procs", 1), parse_list<int>(o.sizes, "--sizes", 1),
-                              parse_list<double>(o.sigmas, "--sigmas", 0.02657));
+    scenarios = scenarios_for(o.quick, session.size(), parse_list<int>(o.procs, "--procs", 1),
+                              parse_list<int>(o.sizes, "--sizes", 1), parse_list<double>(o.sigmas, "--sigmas", 0.02657),
+                              parse_apps(o.apps));
     o.arguments.assign(argv + 1, argv + argc);
     if (scenarios.empty())
       throw InvalidArgument("nothing to validate with " + std::to_string(session.size()) +
@@ -376,14 +421,17 @@ Parameters load_parameters(const Session& session, const Options& o, const std::
   return p;
 }
 
-// Every model's ranking of exactly sc.procs ranks (root only).
-std::vector<Prediction> predict(const Scenario& sc, const Parameters& p) {
+// Every model's ranking of exactly sc.procs ranks (root only): of the derivative
+// pipeline, or of `program` when given.
+std::vector<Prediction> predict(const Scenario& sc, const Parameters& p,
+                                const std::optional<ProgramDescription>& program) {
   std::vector<Prediction> predictions;
   for (const auto& m : p.usable) {
     planning::PlanRequest req;
     req.width = sc.width;
     req.height = sc.height;
     req.options.sigma = sc.sigma;
+    req.program = program;
     req.procs = sc.procs;
     req.model = m;
     req.keep_all = true;
@@ -420,28 +468,52 @@ std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vec
   return select_end_to_end(phases, index, all_plans(grids), required, extra);
 }
 
+// The rounds each iterative operation ran against what the scheduler expected (root).
+void note_loop_rounds(const Scenario& sc, const ProgramDescription& program,
+                      const std::vector<ProgramStep>& communication, Results& r) {
+  const auto rounds = loop_rounds(program, communication);
+  std::size_t k = 0;
+  for (const auto& s : program.steps)
+    if (s.expected_rounds > 0 && k < rounds.size())
+      r.notes.push_back(to_string(sc) + ": " + s.operation + " ran " + std::to_string(rounds[k++]) +
+                        " rounds, the models priced " + std::to_string(s.expected_rounds));
+}
+
 // One scenario: predict, measure the phases, choose and measure the end-to-end plans,
-// then judge every model's decision. Collective.
+// then judge every model's decision. gauss measures the derivative pipeline's phases
+// one algorithm at a time; the other apps run their Program. Collective.
 void run_scenario(const Session& session, const Options& o, const Parameters& params, std::size_t si,
                   Results& r) {
   const Scenario& sc = r.scenarios[si];
   const int index = int(si);
-  const std::vector<Grid> grids = feasible_grids(sc);
+  const bool gauss = sc.app == "gauss";
+  std::optional<Program> program;
+  std::optional<ProgramDescription> description;
+  std::vector<Grid> grids;
   std::vector<Prediction> predictions;
   Image image;
   session.agree([&] {
+    if (!gauss) {  // pure, on every rank
+      program.emplace(app_program(sc.app, sc.sigma));
+      description = program->describe(sc.width, sc.height);
+    }
+    grids = feasible_grids(sc, gauss ? pipeline_halo(sc) : program->halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
     if (!session.is_root()) return;
     image = random_image(sc.width, sc.height);
-    predictions = predict(sc, params);
+    predictions = predict(sc, params, description);
   });
+  const bool by_exchange = description && exchanges_in_compute(*description);
   if (session.is_root())
     progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(r.scenarios.size()) + ": " + to_string(sc) +
              ", " + std::to_string(grids.size()) + " grids");
   const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
   const Progress report = session.is_root() ? progress : Progress{};
   std::vector<Observation> phases;
-  session.agree([&] { phases = measure_phases(session, image, sc, index, grids, rep, report); });
+  session.agree([&] {
+    phases = gauss ? measure_phases(session, image, sc, index, grids, rep, report)
+                   : measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report);
+  });
   std::string plan_text;
   const auto baselines = baselines_for(sc);
   session.agree([&] {
@@ -450,11 +522,21 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   });
   const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
   std::vector<Observation> totals;
-  session.agree([&] { totals = measure_end_to_end(session, image, sc, index, plans, rep, report); });
+  std::vector<ProgramStep> trace;
+  session.agree([&] {
+    totals = gauss ? measure_end_to_end(session, image, sc, index, plans, rep, report)
+                   : measure_program_end_to_end(session, *program, image, sc, index, plans, rep, report, &trace);
+  });
   session.agree([&] {
     if (!session.is_root()) return;
-    attach_predictions(phases, predictions);
-    attach_predictions(totals, predictions);
+    if (gauss) {
+      attach_predictions(phases, predictions);
+      attach_predictions(totals, predictions);
+    } else {
+      attach_program_predictions(phases, *description, params.usable, params.loaded.params);
+      attach_program_predictions(totals, *description, params.usable, params.loaded.params);
+      note_loop_rounds(sc, *description, trace, r);
+    }
     for (auto& ob : phases) r.observations.push_back(std::move(ob));
     for (auto& ob : totals) r.observations.push_back(std::move(ob));
     for (const auto& p : predictions) {
@@ -508,6 +590,12 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                         : std::to_string(left_out) + " of " + std::to_string(taken) +
                               " samples left out: a rank was preempted during them (involuntary context "
                               "switch); --keep-disturbed keeps them");
+  if (std::any_of(r.scenarios.begin(), r.scenarios.end(), [](const Scenario& s) { return s.app != "gauss"; }))
+    r.notes.push_back(
+        "apps' programs (edges, corners): Program::run times the reductions and an iterative operation "
+        "(hysteresis, its exchange rounds and \"changed?\" reductions included) as compute, so their "
+        "predictions fold the models' reduce phase and the exchanges inside loops into compute alike; "
+        "their exchange phase is the program's own exchange stages");
   decide_every_problem(r);
   nlohmann::json summary = summary_json(r.scenarios, r.observations, r.decisions, r.procs_decisions, r.models,
                                         r.baselines);

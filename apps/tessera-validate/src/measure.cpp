@@ -9,6 +9,7 @@
 
 #include "tessera/distributed.hpp"
 #include "tessera/pipeline.hpp"
+#include "tessera/validate/programs.hpp"
 
 namespace tessera::validation {
 namespace {
@@ -83,7 +84,143 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
   return order;
 }
 
+// Observations of the items' pooled samples, summarised as one set.
+std::vector<Observation> summarise(const std::vector<Observation>& shells, const std::vector<std::vector<Sample>>& pools,
+                                   const Repetition& rep) {
+  const auto spreads = summarize_set(pools, rep.min_quiet(), rep.keep_disturbed);
+  std::vector<Observation> out = shells;
+  for (std::size_t k = 0; k < out.size(); ++k) out[k].measured = spreads[k];
+  return out;
+}
+
 }  // namespace
+
+std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
+                                                const Image& image, const Scenario& scenario, int scenario_index,
+                                                const std::vector<Grid>& grids, bool compute_by_exchange,
+                                                const Repetition& repetition, const Progress& progress) {
+  std::vector<Plan> items;
+  for (const Grid& g : grids)
+    for (const Plan& p : covering_plans(g)) items.push_back(p);
+  std::vector<std::vector<Sample>> samples(items.size());
+  std::vector<std::vector<PhaseSeconds>> phases(items.size());
+  const Team world = session.team(session.size());
+  for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
+    const auto order = next_round(samples, repetition, round, unsigned(4241 * scenario_index + round));
+    if (order.empty()) break;
+    for (std::size_t k : order) {
+      const bool working = session.rank() < items[k].procs();
+      PhaseSeconds t;
+      const long p0 = preemptions();
+      program.run(session, image, items[k], &t);
+      const double moved = working ? double(preemptions() - p0) : 0.0;
+      if (!working) t = PhaseSeconds{};
+      // The slowest working rank's view of each phase (idle ranks give 0).
+      PhaseSeconds worst;
+      worst.scatter = world.max(t.scatter);
+      worst.exchange = world.max(t.exchange);
+      worst.compute = world.max(t.compute);
+      worst.gather = world.max(t.gather);
+      worst.total = world.max(t.total);
+      const bool disturbed = world.max(moved) > 0;
+      if (round >= repetition.warmup) {
+        samples[k].push_back({worst.total * 1e6, disturbed});
+        phases[k].push_back(worst);
+      }
+    }
+    if (session.is_root() && progress)
+      progress(to_string(scenario) + ": phases, round " + std::to_string(round + 1) + " (" +
+               std::to_string(order.size()) + " of " + std::to_string(items.size()) + " runs)" +
+               (round < repetition.warmup ? " warm-up" : ""));
+  }
+  if (!session.is_root()) return {};
+  // Each observation pools the samples of the runs that used its grid and algorithm.
+  std::vector<Observation> shells;
+  std::vector<std::vector<Sample>> pools;
+  auto pool = [&](Phase phase, const Plan& plan, auto&& uses, double PhaseSeconds::*field) {
+    Observation o;
+    o.scenario = scenario_index;
+    o.phase = phase;
+    o.plan = plan;
+    o.compute_by_exchange = phase == Phase::compute && compute_by_exchange;
+    std::vector<Sample> s;
+    for (std::size_t k = 0; k < items.size(); ++k)
+      if (items[k].grid == plan.grid && uses(items[k]))
+        for (std::size_t i = 0; i < samples[k].size(); ++i)
+          s.push_back({phases[k][i].*field * 1e6, samples[k][i].disturbed});
+    shells.push_back(o);
+    pools.push_back(std::move(s));
+  };
+  for (const Grid& g : grids) {
+    Plan p;
+    p.grid = g;
+    for (auto a : kScatterAlgorithms) {
+      p.scatter = a;
+      pool(Phase::scatter, p, [&](const Plan& q) { return q.scatter == a; }, &PhaseSeconds::scatter);
+    }
+    for (auto a : kExchangeAlgorithms) {
+      p.exchange = a;
+      pool(Phase::exchange, p, [&](const Plan& q) { return q.exchange == a; }, &PhaseSeconds::exchange);
+    }
+    if (compute_by_exchange) {
+      for (auto a : kExchangeAlgorithms) {
+        p.exchange = a;
+        pool(Phase::compute, p, [&](const Plan& q) { return q.exchange == a; }, &PhaseSeconds::compute);
+      }
+    } else {
+      p.exchange = Plan{}.exchange;
+      pool(Phase::compute, p, [](const Plan&) { return true; }, &PhaseSeconds::compute);
+    }
+    for (auto a : kGatherAlgorithms) {
+      p.gather = a;
+      pool(Phase::gather, p, [&](const Plan& q) { return q.gather == a; }, &PhaseSeconds::gather);
+    }
+  }
+  return summarise(shells, pools, repetition);
+}
+
+std::vector<Observation> measure_program_end_to_end(const Session& session, const Program& program,
+                                                    const Image& image, const Scenario& scenario,
+                                                    int scenario_index, const std::vector<Plan>& plans,
+                                                    const Repetition& repetition, const Progress& progress,
+                                                    std::vector<ProgramStep>* communication) {
+  std::vector<std::vector<Sample>> samples(plans.size());
+  const Team world = session.team(session.size());
+  bool traced = false;
+  for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
+    const auto order = next_round(samples, repetition, round, unsigned(6151 * scenario_index + round));
+    if (order.empty()) break;
+    for (std::size_t k : order) {
+      // Idle ranks wait inside run() and report 0: the time is the working ranks'.
+      const bool working = session.rank() < plans[k].procs();
+      ProgramResults results;
+      world.barrier();
+      const long p0 = preemptions();
+      const double t0 = Team::now();
+      results = program.run(session, image, plans[k]);
+      const double elapsed = working ? Team::now() - t0 : 0.0;
+      const double moved = working ? double(preemptions() - p0) : 0.0;
+      const Sample s{world.max(elapsed) * 1e6, world.max(moved) > 0};
+      if (round >= repetition.warmup) samples[k].push_back(s);
+      if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
+      traced = true;
+    }
+    if (session.is_root() && progress)
+      progress(to_string(scenario) + ": end to end, round " + std::to_string(round + 1) + " (" +
+               std::to_string(order.size()) + " of " + std::to_string(plans.size()) + " plans)" +
+               (round < repetition.warmup ? " warm-up" : ""));
+  }
+  if (!session.is_root()) return {};
+  std::vector<Observation> shells;
+  for (const Plan& p : plans) {
+    Observation o;
+    o.scenario = scenario_index;
+    o.phase = Phase::total;
+    o.plan = p;
+    shells.push_back(o);
+  }
+  return summarise(shells, samples, repetition);
+}
 
 std::vector<Observation> measure_phases(const Session& session, const Image& image, const Scenario& scenario,
                                         int scenario_index, const std::vector<Grid>& grids,

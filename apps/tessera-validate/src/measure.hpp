@@ -10,6 +10,7 @@
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
 #include "tessera/plan.hpp"
+#include "tessera/program.hpp"
 #include "tessera/session.hpp"
 #include "tessera/validate/analysis.hpp"
 
@@ -53,6 +54,31 @@ std::vector<Observation> measure_phases(const Session& session, const Image& ima
 std::vector<Observation> measure_end_to_end(const Session& session, const Image& image, const Scenario& scenario,
                                             int scenario_index, const std::vector<Plan>& plans,
                                             const Repetition& repetition, const Progress& progress);
+
+/// Times an app's `program` phase by phase: for every grid, each of covering_plans(grid)
+/// runs with Program::run(..., PhaseSeconds*) (barriers between the phases; each phase
+/// the maximum over the ranks). Observations: scatter per scatter algorithm, exchange
+/// per exchange algorithm, compute (per exchange algorithm when `compute_by_exchange`,
+/// the samples of every covering plan otherwise) and gather per gather algorithm, each
+/// from the samples of the runs that used it. As Program::run reports them, compute
+/// holds everything between the scatter and the gathers but the exchange stages:
+/// reductions and an iterative operation's rounds (exchanges included) too.
+/// Repetition and disturbed samples as measure_phases (a run is one item). `image` is
+/// read on the root only. Observations on the root, empty elsewhere. Collective over
+/// the session (every rank takes part in every run; ranks beyond the plan idle).
+std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
+                                                const Image& image, const Scenario& scenario, int scenario_index,
+                                                const std::vector<Grid>& grids, bool compute_by_exchange,
+                                                const Repetition& repetition, const Progress& progress);
+
+/// Times Program::run end to end for each plan, without phase barriers: a barrier, the
+/// run, the maximum over the plan's working ranks. Observations with phase total on the
+/// root, empty elsewhere; `communication` (root) gets the first run's trace. Collective.
+std::vector<Observation> measure_program_end_to_end(const Session& session, const Program& program,
+                                                    const Image& image, const Scenario& scenario,
+                                                    int scenario_index, const std::vector<Plan>& plans,
+                                                    const Repetition& repetition, const Progress& progress,
+                                                    std::vector<ProgramStep>* communication = nullptr);
 
 /// MPI_Dims_create(procs, 2) (local).
 std::array<int, 2> mpi_dims(int procs);

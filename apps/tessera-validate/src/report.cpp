@@ -221,7 +221,7 @@ std::string observations_csv(const std::vector<Scenario>& scenarios, const std::
   std::ostringstream out;
   out << std::setprecision(8);
   out << "width,height,sigma,procs,phase,grid,scatter,gather,exchange,label,measured_us,q1_us,q3_us,samples,"
-         "disturbed_left_out,model,predicted_us,abs_rel_error\n";
+         "disturbed_left_out,model,predicted_us,abs_rel_error,app\n";
   for (const auto& o : observations) {
     const Scenario& s = scenarios.at(o.scenario);
     const bool any = o.phase == Phase::total;
@@ -235,7 +235,7 @@ std::string observations_csv(const std::vector<Scenario>& scenarios, const std::
           << (any || o.phase == Phase::exchange ? std::string(tessera::to_string(o.plan.exchange)) : "") << ','
           << csv_field(label(o)) << ',' << o.measured.median << ',' << o.measured.q1 << ',' << o.measured.q3 << ','
           << o.measured.samples << ',' << o.measured.disturbed << ',' << m << ',' << it->second << ','
-          << (o.measured.median > 0 ? abs_rel_error(it->second, o.measured.median) : 0.0) << '\n';
+          << (o.measured.median > 0 ? abs_rel_error(it->second, o.measured.median) : 0.0) << ',' << s.app << '\n';
     }
   }
   return out.str();
@@ -254,12 +254,12 @@ std::string accuracy_csv(const std::vector<Observation>& observations, const std
 std::string decisions_csv(const std::vector<Scenario>& scenarios, const std::vector<Decision>& decisions) {
   std::ostringstream out;
   out << std::setprecision(8);
-  out << "width,height,sigma,procs,chooser,chosen,chosen_us,best,best_us,regret\n";
+  out << "width,height,sigma,procs,chooser,chosen,chosen_us,best,best_us,regret,app\n";
   for (const auto& d : decisions) {
     const Scenario& s = scenarios.at(d.scenario);
     out << s.width << ',' << s.height << ',' << s.sigma << ',' << s.procs << ',' << d.chooser << ','
         << csv_field(describe(d.chosen)) << ',' << d.chosen_us << ',' << csv_field(describe(d.best)) << ','
-        << d.best_us << ',' << d.regret << '\n';
+        << d.best_us << ',' << d.regret << ',' << s.app << '\n';
   }
   return out.str();
 }
@@ -268,7 +268,7 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
                            const std::vector<Observation>& observations, const std::vector<Decision>& decisions,
                            const std::vector<ProcsDecision>& procs_decisions,
                            const std::vector<std::string>& models, const std::vector<ChartLink>& charts,
-                           const std::vector<std::string>& csv_files) {
+                           const std::vector<std::string>& csv_files, const std::vector<Scenario>& scenarios) {
   std::ostringstream out;
   out << std::setprecision(3);
   out << "# " << heading << "\n\n";
@@ -276,32 +276,52 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
   if (!notes.empty()) out << "\n";
   out << "## Summary\n\n"
          "Error = |predicted − measured| / measured over scatter, exchange, gather and the whole "
-         "pipeline (compute is listed per phase only: every model prices it alike). Regret over P = "
+         "program (compute is listed per phase only: every model prices it alike; for edges and corners it "
+         "also holds the reductions and the hysteresis loop, on both sides). Regret over P = "
          "measured time of the plan the model picks among every P, grid and algorithm (its cheapest "
          "prediction) ÷ the best plan measured at any P (1.00 = it picked the best). Regret at fixed P = "
          "the same within each P alone. A baseline runs on every rank started.\n\n";
-  out << "| chooser | median error | p90 error | mean regret over P | max regret over P | mean regret at fixed P "
-         "| observations |\n|---|---|---|---|---|---|---|\n";
-  for (const auto& m : models) {
-    const Accuracy a = accuracy(observations, m);
-    const RegretStats r = regret_stats(procs_decisions, m), f = regret_stats(decisions, m);
-    out << "| " << m << " | " << a.at("all").median * 100 << " % | " << a.at("all").p90 * 100 << " % | " << r.mean
-        << " | " << r.max << " | " << f.mean << " | " << a.at("all").count << " |\n";
-  }
-  for (auto b : kBaselines) {
-    const RegretStats r = regret_stats(procs_decisions, std::string(b)), f = regret_stats(decisions, std::string(b));
-    out << "| baseline " << b << " | | | " << r.mean << " | " << r.max << " | " << f.mean << " | |\n";
-  }
+  auto table = [&](const std::vector<Observation>& obs, const std::vector<Decision>& fixed,
+                   const std::vector<ProcsDecision>& over) {
+    out << "| chooser | median error | p90 error | mean regret over P | max regret over P | mean regret at fixed P "
+           "| observations |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& m : models) {
+      const Accuracy a = accuracy(obs, m);
+      const RegretStats r = regret_stats(over, m), f = regret_stats(fixed, m);
+      out << "| " << m << " | " << a.at("all").median * 100 << " % | " << a.at("all").p90 * 100 << " % | " << r.mean
+          << " | " << r.max << " | " << f.mean << " | " << a.at("all").count << " |\n";
+    }
+    for (auto b : kBaselines) {
+      const RegretStats r = regret_stats(over, std::string(b)), f = regret_stats(fixed, std::string(b));
+      out << "| baseline " << b << " | | | " << r.mean << " | " << r.max << " | " << f.mean << " | |\n";
+    }
+  };
+  const auto apps = apps_of(scenarios);
+  if (apps.size() > 1) out << "Every app validated (" << apps.size() << "):\n\n";
+  table(observations, decisions, procs_decisions);
+  if (apps.size() > 1)
+    for (const auto& app : apps) {
+      out << "\nApp **" << app << "**" << (app == "gauss" ? " (the derivative pipeline)" : " (its tessera::Program)")
+          << ":\n\n";
+      table(of_app(scenarios, observations, app), of_app(scenarios, decisions, app),
+            of_app(scenarios, procs_decisions, app));
+    }
   out << "\nBaselines: mpi-dims = MPI_Dims_create grid, mpi/mpi/4step; petsc-dmda = PETSc DMDA's default "
          "grid, mpi/mpi/nonblocking; row-strips = 1xP, the library's defaults (sbt/sbt/nonblocking).\n\n";
-  out << "## Decisions over P\n\nProblem k is the k-th image size and sigma of the scenario list (in the "
+  out << "## Decisions over P\n\nProblem k is the k-th app, image size and sigma of the scenario list (in the "
          "JSON summary's `decisions` by name).\n\n"
          "| problem | chooser | chosen P | chosen | chosen µs | best P | best | best µs | regret |\n"
          "|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& d : procs_decisions)
-    out << "| " << d.problem + 1 << " | " << d.chooser << " | " << d.chosen.procs() << " | " << describe(d.chosen)
+  for (const auto& d : procs_decisions) {
+    out << "| " << d.problem + 1;
+    if (d.chosen_scenario >= 0 && std::size_t(d.chosen_scenario) < scenarios.size()) {
+      const Scenario& s = scenarios[std::size_t(d.chosen_scenario)];
+      out << ": " << s.app << " " << s.width << "x" << s.height << " sigma=" << s.sigma;
+    }
+    out << " | " << d.chooser << " | " << d.chosen.procs() << " | " << describe(d.chosen)
         << " | " << d.chosen_us << " | " << d.best.procs() << " | " << describe(d.best) << " | " << d.best_us
         << " | " << d.regret << " |\n";
+  }
   out << "\n";
   out << "## How to read the charts\n\n"
          "Each phase chart is one scenario and one phase. A group of bars is one grid (X×Y: X ranks "

@@ -14,28 +14,44 @@
 
 namespace tessera::validation {
 
-/// One experiment: a random width x height image, Gaussian scale sigma, `procs` ranks.
+/// The apps whose programs tessera-validate validates: "gauss" (the derivative
+/// pipeline, its phases timed one communication algorithm at a time), "edges" and
+/// "corners" (their tessera::Program, run with Program::run).
+inline const std::vector<std::string>& validated_apps() {
+  static const std::vector<std::string> apps{"gauss", "edges", "corners"};
+  return apps;
+}
+/// "all" or a comma-separated subset of validated_apps(), in validated_apps() order
+/// without duplicates. Throws InvalidArgument for an unknown name or an empty list. Local.
+std::vector<std::string> parse_apps(const std::string& text);
+
+/// One experiment: app `app`'s program on a random width x height image, Gaussian scale
+/// sigma, `procs` ranks.
 struct Scenario {
   int width = 0, height = 0;
   double sigma = 1.0;
   int procs = 1;
+  std::string app = "gauss";
   friend bool operator==(const Scenario&, const Scenario&) = default;
 };
-/// "512x512 sigma=1 P=2". Local.
+/// "512x512 sigma=1 P=2" for gauss, "edges 256x256 sigma=1 P=2" for another app. Local.
 std::string to_string(const Scenario& s);
-/// {"width", "height", "sigma", "procs"}. Local.
+/// {"app", "width", "height", "sigma", "procs"}. Local.
 nlohmann::json to_json(const Scenario& s);
 
-/// The scenario list: every problem (image size and sigma) at every P in 1..ranks, P
-/// ascending within a problem, so that a chooser's number of processors is judged too.
-/// quick: 512x512 with sigma 1 and 3. Default: 512, 1024 and 2048 square with sigma 1,
-/// 3, 5. `procs`, if not empty, replaces the P list (values outside 1..ranks are
-/// dropped); `sizes` (square images) and `sigmas`, if not empty, replace theirs. Local.
+/// The scenario list: every problem (app, image size and sigma) at every P in
+/// 1..ranks, P ascending within a problem, so that a chooser's number of processors is
+/// judged too; apps in the order given. quick: gauss on 512x512 with sigma 1 and 3,
+/// edges and corners on 128x128 with sigma 1. Default: gauss on 512, 1024 and 2048
+/// square with sigma 1, 3, 5, edges and corners on the same sizes with sigma 1 and 3.
+/// `procs`, if not empty, replaces the P list (values outside 1..ranks are dropped);
+/// `sizes` (square images) and `sigmas`, if not empty, replace every app's. Local.
 std::vector<Scenario> scenarios_for(bool quick, int ranks, const std::vector<int>& procs = {},
-                                    const std::vector<int>& sizes = {}, const std::vector<double>& sigmas = {});
+                                    const std::vector<int>& sizes = {}, const std::vector<double>& sigmas = {},
+                                    const std::vector<std::string>& apps = {"gauss"});
 
-/// The scenarios of each problem (same width, height and sigma), as index lists in the
-/// order of `scenarios`; problems in order of first appearance. Local.
+/// The scenarios of each problem (same app, width, height and sigma), as index lists in
+/// the order of `scenarios`; problems in order of first appearance. Local.
 std::vector<std::vector<int>> problems_of(const std::vector<Scenario>& scenarios);
 
 /// Median and quartiles of repeated timings (µs).
@@ -73,18 +89,23 @@ inline constexpr std::array kPhases{Phase::scatter, Phase::exchange, Phase::comp
 std::string_view to_string(Phase p);
 
 /// One measured thing: a phase of one grid with one algorithm (only the grid and the
-/// phase's algorithm of `plan` matter; compute depends on the grid alone), or the whole
-/// pipeline of `plan`. Times in µs, already multiplied by how often the pipeline runs
-/// the phase (as the scheduler's PhaseMicros count them).
+/// phase's algorithm of `plan` matter; compute depends on the grid alone, or also on
+/// the exchange algorithm when `compute_by_exchange`), or the whole program of `plan`.
+/// Times in µs, already multiplied by how often the program runs the phase (as the
+/// scheduler's PhaseMicros count them).
 struct Observation {
   int scenario = 0;  ///< index into the scenario list
   Phase phase = Phase::total;
   Plan plan;
   Spread measured;
   std::map<std::string, double> predicted;  ///< model name -> µs (models that priced it)
+  /// A program whose compute phase holds exchanges (an iterative operation's rounds,
+  /// see program_phases()): its compute is measured per exchange algorithm too.
+  bool compute_by_exchange = false;
 };
-/// "1x2 sbt" for a phase (grid and the phase's algorithm), "1x2" for compute,
-/// "1x2 sbt/oft/4step" (scatter/gather/exchange) for total. Local.
+/// "1x2 sbt" for a phase (grid and the phase's algorithm), "1x2" for compute ("1x2
+/// 4step" when compute_by_exchange), "1x2 sbt/oft/4step" (scatter/gather/exchange) for
+/// total. Local.
 std::string label(const Observation& o);
 
 /// |predicted - measured| / measured; throws InvalidArgument if measured <= 0.
@@ -179,7 +200,7 @@ Plan baseline_plan(Grid grid);
 /// Every plan over `grids` (all scatter, gather and exchange algorithms).
 std::vector<Plan> all_plans(const std::vector<Grid>& grids);
 
-/// The measured phases of a scenario added up as the pipeline runs them: the phase
+/// The measured phases of a scenario added up as the program runs them: the phase
 /// observations of plan's grid and algorithms (scatter + exchange + compute + gather).
 /// Returns a negative value if one of them was not measured.
 double composed_measurement(const std::vector<Observation>& observations, int scenario, const Plan& plan);
@@ -190,6 +211,16 @@ std::vector<Plan> select_end_to_end(const std::vector<Observation>& observations
                                     const std::vector<Plan>& candidates, std::vector<Plan> required,
                                     int extra);
 
+/// The apps of `scenarios`, in order of first appearance. Local.
+std::vector<std::string> apps_of(const std::vector<Scenario>& scenarios);
+/// What belongs to app `app`'s scenarios (a ProcsDecision by its chosen scenario). Local.
+std::vector<Observation> of_app(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
+                                const std::string& app);
+std::vector<Decision> of_app(const std::vector<Scenario>& scenarios, const std::vector<Decision>& decisions,
+                             const std::string& app);
+std::vector<ProcsDecision> of_app(const std::vector<Scenario>& scenarios,
+                                  const std::vector<ProcsDecision>& decisions, const std::string& app);
+
 /// The summary tessera-validate --json prints; `models` in the order to list them,
 /// `baselines` likewise (kBaselines):
 /// {"models": {name: {"median_abs_rel_error", "p90_abs_rel_error", "observations",
@@ -198,7 +229,9 @@ std::vector<Plan> select_end_to_end(const std::vector<Observation>& observations
 ///    "phases": {...}}},
 ///  "baselines": {name: {"mean_regret", "max_regret", "problems", "fixed_procs": {...}}},
 ///  "baseline": the "mpi-dims" figures at each P alone (as before regret counted P),
-///  "decisions": [{"width", "height", "sigma", "chooser", "chosen_procs", "chosen",
+///  "apps": {app: {"models": {...}, "baselines": {...}}} (the same figures over that
+///    app's scenarios alone; "models" and "baselines" above cover every app validated),
+///  "decisions": [{"app", "width", "height", "sigma", "chooser", "chosen_procs", "chosen",
 ///    "chosen_us", "best_procs", "best", "best_us", "regret"}],
 ///  "by_procs": {"P": {"choosers": {name: {"mean_regret", "max_regret", "scenarios"}},
 ///    "best_us": [best measured µs of each problem at P]}}}.

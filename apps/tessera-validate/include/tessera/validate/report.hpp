@@ -47,12 +47,14 @@ BarChart regret_chart(const std::vector<Scenario>& scenarios, const std::vector<
                       const std::vector<std::string>& models);
 
 /// One row per observation and model: scenario, grid, algorithms, phase, measured
-/// median / q1 / q3 / samples, model, predicted, abs_rel_error (µs).
+/// median / q1 / q3 / samples, model, predicted, abs_rel_error (µs), app (last, so
+/// that older readers' columns keep their places).
 std::string observations_csv(const std::vector<Scenario>& scenarios, const std::vector<Observation>& observations,
                              const std::vector<std::string>& models);
 /// One row per model and phase (plus "all"): observations, median, p90.
 std::string accuracy_csv(const std::vector<Observation>& observations, const std::vector<std::string>& models);
-/// One row per scenario and chooser: chosen plan, its time, best plan, best time, regret.
+/// One row per scenario and chooser: chosen plan, its time, best plan, best time,
+/// regret, app (last).
 std::string decisions_csv(const std::vector<Scenario>& scenarios, const std::vector<Decision>& decisions);
 
 /// A chart file to link from the index.
@@ -60,12 +62,14 @@ struct ChartLink {
   std::string title;
   std::string file;  ///< relative to the index
 };
-/// The index page: how to read the charts, the summary table, links to charts and CSV.
+/// The index page: how to read the charts, the summary table (over every app, then per
+/// app when `scenarios` holds several), links to charts and CSV. With `scenarios`, each
+/// decision over P names its problem's app, size and sigma.
 std::string index_markdown(const std::string& heading, const std::vector<std::string>& notes,
                            const std::vector<Observation>& observations, const std::vector<Decision>& decisions,
                            const std::vector<ProcsDecision>& procs_decisions,
                            const std::vector<std::string>& models, const std::vector<ChartLink>& charts,
-                           const std::vector<std::string>& csv_files);
+                           const std::vector<std::string>& csv_files, const std::vector<Scenario>& scenarios = {});
 
 
 
