@@ -33,10 +33,9 @@ struct Options {
   // at the first space.
   std::string input, output;
   tessera::GaussianOptions gauss;
-  std::string grid, scatter = "sbt", gather = "sbt", exchange = "nonblocking";
-  std::string plan_mode = "auto", model = "p3pc";
+  tessera::cli::PlanOptions plan;  // --plan, --grid, --scatter, --gather, --exchange
+  std::string model = "p3pc";
   tessera::cli::DatabaseOptions database;
-  bool manual = false;  // any of --grid/--scatter/--gather/--exchange given
   bool help = false, version = false;
   int bench = 0, warmup = 1, width = 0, height = 0;
 };
@@ -59,20 +58,9 @@ po::options_description describe_options(Options& o) {
       "orders 0, 1, 2)")(
       "output,o", po::value<std::string>(&o.output),
       "directory the results replace as a whole (created if missing; an existing one must be\n"
-      "empty or hold an earlier tessera result set; a failed run leaves it as it was)")(
-      "plan", po::value<std::string>(&o.plan_mode)->default_value(o.plan_mode),
-      "auto: the scheduler picks processors, grid and algorithms for this machine from the\n"
-      "performance database; manual: use --grid/--scatter/--gather/--exchange (implied by\n"
-      "any of them)")(
-      "grid", po::value<std::string>(&o.grid),
-      "processor grid XxY with X*Y = number of ranks (manual default 1xP: row strips, or as\n"
-      "many as the image is tall enough for, the other ranks idle)")(
-      "scatter", po::value<std::string>(&o.scatter)->default_value(o.scatter),
-      "scatter algorithm: oft, sbt, mpi, bcast")("gather",
-                                                 po::value<std::string>(&o.gather)->default_value(o.gather),
-                                                 "gather algorithm: oft, sbt, mpi")(
-      "exchange", po::value<std::string>(&o.exchange)->default_value(o.exchange),
-      "border exchange: 4step, nonblocking")(
+      "empty or hold an earlier tessera result set; a failed run leaves it as it was)");
+  tessera::cli::add_plan_options(d, o.plan);
+  d.add_options()(
       "bench", po::value<int>(&o.bench),
       "benchmark: run the pipeline N times on a random --width x --height image made\n"
       "in memory (no file I/O) and print a JSON summary as the last line of stdout")(
@@ -82,18 +70,6 @@ po::options_description describe_options(Options& o) {
   tessera::cli::add_model_option(d, o.model, "for --plan auto");
   tessera::cli::add_database_options(d, o.database);
   return d;
-}
-
-tessera::Plan make_plan(const Options& o, int procs) {
-  tessera::Plan plan;
-  plan.grid = o.grid.empty() ? tessera::Grid{1, procs} : tessera::parse_grid(o.grid);
-  if (plan.grid.procs() != procs)
-    throw tessera::InfeasiblePlan("grid " + o.grid + " has " + std::to_string(plan.grid.procs()) +
-                                  " tiles but " + std::to_string(procs) + " ranks were started");
-  plan.scatter = tessera::parse_scatter(o.scatter);
-  plan.gather = tessera::parse_gather(o.gather);
-  plan.exchange = tessera::parse_exchange(o.exchange);
-  return plan;
 }
 
 // The manual default grid: 1xP row strips, or as many strips as the image is tall
@@ -250,13 +226,7 @@ bool parse_options(const tessera::Session& session, int argc, char** argv, Optio
     o.version = vm.count("version") > 0;
     if (o.help || o.version) return;
     if (vm.count("radius")) o.gauss.radius = vm["radius"].as<int>();
-    for (const char* name : {"grid", "scatter", "gather", "exchange"})
-      if (vm.count(name) && !vm[name].defaulted()) o.manual = true;
-    if (o.plan_mode != "auto" && o.plan_mode != "manual")
-      throw tessera::InvalidArgument("unknown --plan '" + o.plan_mode + "' (expected auto or manual)");
-    if (o.manual && o.plan_mode == "auto" && !vm["plan"].defaulted())
-      throw tessera::InvalidArgument("--plan auto conflicts with --grid/--scatter/--gather/--exchange");
-    if (o.manual) o.plan_mode = "manual";
+    tessera::cli::resolve_plan_options(vm, o.plan);
     if (vm.count("bench")) {
       if (o.bench < 1) throw tessera::InvalidArgument("--bench needs a positive number of runs");
       if (o.width < 1 || o.height < 1)
@@ -269,7 +239,7 @@ bool parse_options(const tessera::Session& session, int argc, char** argv, Optio
     // Builds the three kernels (bounded by kMaxRadius): refuses sigma/radius pairs
     // whose kernels cannot be normalised to finite taps.
     (void)tessera::kernels_for(o.gauss);
-    if (o.plan_mode == "manual") plan = make_plan(o, session.size());
+    if (o.plan.mode == "manual") plan = tessera::cli::manual_plan(o.plan, session.size());
   });
   if (!o.help && !o.version) return true;
   if (session.is_root())
@@ -301,9 +271,9 @@ int run(const tessera::Session& session, int argc, char** argv) {
   if (!parse_options(session, argc, argv, o, plan)) return 0;
   const tessera::Halo halo = tessera::halo_for(o.gauss);
   if (o.bench > 0) {
-    if (o.plan_mode == "auto")
+    if (o.plan.mode == "auto")
       plan = auto_plan(session, o, o.width, o.height);
-    else if (o.grid.empty())
+    else if (o.plan.grid.empty())
       fit_row_strips(plan, o.width, o.height, halo);
     session.agree([&] { check_memory(o.width, o.height, o.gauss, plan); });
     return run_bench(session, o, plan);
@@ -312,9 +282,9 @@ int run(const tessera::Session& session, int argc, char** argv) {
   const tessera::Image image = read_input(session, o, outputs, std::vector<std::string>(argv + 1, argv + argc));
   // Only the root has the image; every rank may have to name its size in an error.
   const std::string image_size = session.broadcast(size_text(image.width(), image.height()));
-  if (o.plan_mode == "auto") {
+  if (o.plan.mode == "auto") {
     plan = auto_plan(session, o, image.width(), image.height());
-  } else if (o.grid.empty()) {
+  } else if (o.plan.grid.empty()) {
     if (session.is_root()) fit_row_strips(plan, image.width(), image.height(), halo);
     plan = tessera::parse_plan(session.broadcast(tessera::describe(plan)));
   }
