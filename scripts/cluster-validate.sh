@@ -10,7 +10,8 @@
 #                               [--launches N] [--out DIR] [-- tessera-validate args...]
 #   e.g. scripts/cluster-validate.sh --nodes 4 --ranks-per-node 1 --cpu 0.45 -- --quick
 #
-# Defaults: --cpu none, --rate 1gbit, --launches 3, --out cluster-validate-KxR[-cpuF].
+# Defaults: --cpu none, --rate 1gbit ("none": veth speed), --launches 3,
+# --out cluster-validate-KxR[-cpuF].
 # Everything the run keeps is in DIR: perfdb.sqlite, bench.err, launch-K.json / .err.
 # BENCH_ARGS (default "--quick") are tessera-bench's arguments.
 set -euo pipefail
@@ -49,7 +50,8 @@ out=${out:-cluster-validate-${nodes}x${rpn}${cpu:+-cpu$cpu}}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 db=$out/perfdb.sqlite
-up_args=(--nodes "$nodes" --rate "$rate")
+up_args=(--nodes "$nodes")
+[ "$rate" != none ] && up_args+=(--rate "$rate")
 [ -n "$cpu" ] && up_args+=(--cpu "$cpu")
 
 "$cluster" down >/dev/null 2>&1 || true
