@@ -241,9 +241,9 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
     const char* name;
     scheduler::Schedule s;
   };
-  Phase phases[] = {{"scatter", scheduler::scatter_schedule(sa, part)},
-                    {"exchange", scheduler::exchange_schedule(p.exchange, part, pl.halo)},
-                    {"gather (one image)", scheduler::gather_schedule(ga, part)}};
+  Phase phases[] = {{"scatter", scheduler::schedule_of(scatter_plan(sa, part, Halo{}))},
+                    {"exchange", scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo))},
+                    {"gather (one image)", scheduler::schedule_of(gather_plan(ga, part))}};
   for (auto& ph : phases) {
     const auto r = scheduler::simulate(ph.s, *m, machine.params.placement, {true});
     std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());

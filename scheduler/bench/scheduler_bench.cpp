@@ -67,9 +67,9 @@ void BM_Simulate(benchmark::State& state) {
   const auto machine = das_machine();
   const auto model = make_model(ModelKind::p3pc, machine);
   const Partition part(4096, 4096, Grid{32, 32});
-  const Schedule s = state.range(0) == 0   ? scatter_schedule(ScatterAlgorithm::sbt, part)
-                     : state.range(0) == 1 ? exchange_schedule(ExchangeAlgorithm::four_step, part, {4, 4})
-                                           : exchange_schedule(ExchangeAlgorithm::nonblocking, part, {4, 4});
+  const Schedule s = state.range(0) == 0   ? schedule_of(scatter_plan(ScatterAlgorithm::sbt, part, Halo{}))
+                     : state.range(0) == 1 ? schedule_of(exchange_plan(ExchangeAlgorithm::four_step, part, {4, 4}))
+                                           : schedule_of(exchange_plan(ExchangeAlgorithm::nonblocking, part, {4, 4}));
   std::size_t events = 0;
   for (auto _ : state) {
     auto r = simulate(s, *model, machine.placement);

@@ -360,19 +360,6 @@ Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency
   return s;
 }
 
-Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition, const CopyCost& copy) {
-  return schedule_of(scatter_plan(algorithm, partition, Halo{}), copy);
-}
-
-Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition, const CopyCost& copy) {
-  return schedule_of(gather_plan(algorithm, partition), copy);
-}
-
-Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo,
-                           const CopyCost& copy) {
-  return schedule_of(exchange_plan(algorithm, partition, halo), copy);
-}
-
 namespace {
 
 // Local copies of one rank before (or after) its collective step, µs.

@@ -62,9 +62,9 @@ TEST(Simulator, OftMatchesFig6OnEqualTiles) {
     for (Grid g : grids_for(P)) {
       const Partition part(g.x * 12, g.y * 10, g);
       SCOPED_TRACE(to_string(g));
-      EXPECT_NEAR(sim(scatter_schedule(ScatterAlgorithm::oft, part), *m),
+      EXPECT_NEAR(sim(schedule_of(scatter_plan(ScatterAlgorithm::oft, part, Halo{})), *m),
                   fig6_oft_scatter(*m, part.width(), part.height(), g, Level::intra), 1e-6);
-      EXPECT_NEAR(sim(gather_schedule(GatherAlgorithm::oft, part), *m),
+      EXPECT_NEAR(sim(schedule_of(gather_plan(GatherAlgorithm::oft, part)), *m),
                   fig6_oft_gather(*m, part.width(), part.height(), g, Level::intra), 1e-6);
     }
 }
@@ -83,9 +83,9 @@ TEST(Simulator, PowerOfTwoSbtMatchesFig6) {
       // the library's root sends noncontiguous blocks where the paper's first steps are
       // contiguous, so the forms agree when layouts cost the same.
       const CostModel& m = g.x == 1 ? *ml : *mu;
-      EXPECT_NEAR(sim(scatter_schedule(ScatterAlgorithm::sbt, part), m),
+      EXPECT_NEAR(sim(schedule_of(scatter_plan(ScatterAlgorithm::sbt, part, Halo{})), m),
                   fig6_sbt_scatter(m, part.width(), part.height(), g, Level::intra), 1e-6);
-      EXPECT_NEAR(sim(gather_schedule(GatherAlgorithm::sbt, part), m),
+      EXPECT_NEAR(sim(schedule_of(gather_plan(GatherAlgorithm::sbt, part)), m),
                   fig6_sbt_gather(m, part.width(), part.height(), g, Level::intra), 1e-6);
     }
   }
@@ -100,7 +100,7 @@ TEST(Simulator, FourStepMatchesFig6WithNeighboursOnBothAxes) {
       if (g.x < 2 || g.y < 2) continue;
       SCOPED_TRACE(to_string(g));
       const Partition part(g.x * 9, g.y * 11, g);
-      EXPECT_NEAR(sim(exchange_schedule(ExchangeAlgorithm::four_step, part, halo), *m),
+      EXPECT_NEAR(sim(schedule_of(exchange_plan(ExchangeAlgorithm::four_step, part, halo)), *m),
                   fig6_border_exchange(*m, 9, 11, halo, Level::intra), 1e-6);
     }
 }
@@ -114,7 +114,7 @@ TEST(Simulator, NonblockingExchangeByHand) {
   const Halo halo{2, 2};
   const double b = 4.0 * 2 * 8;
   const double S = m->send(Layout::nn, b), F = m->full(Layout::nn, b), R = m->recv(Layout::nn, b);
-  const auto r = simulate(exchange_schedule(ExchangeAlgorithm::nonblocking, part, halo), *m, {});
+  const auto r = simulate(schedule_of(exchange_plan(ExchangeAlgorithm::nonblocking, part, halo)), *m, {});
   EXPECT_NEAR(r.finish_us[1], std::max({2 * S, F, R}), 1e-9);
   EXPECT_NEAR(r.finish_us[0], std::max({S, S + F, R}), 1e-9);  // rank 1 sends to 0 second
   EXPECT_NEAR(r.finish_us[2], std::max({S, F, R}), 1e-9);
@@ -165,7 +165,7 @@ TEST(Schedules, EveryPixelIsDeliveredOnceAndEverySendIsMatched) {
       SCOPED_TRACE(to_string(g));
       const Partition part(101, 67 + P, g);
       for (ScatterAlgorithm a : {ScatterAlgorithm::oft, ScatterAlgorithm::sbt}) {
-        const auto s = scatter_schedule(a, part);
+        const auto s = schedule_of(scatter_plan(a, part, Halo{}));
         // bytes received minus bytes forwarded = the rank's own tile.
         std::vector<double> in(std::size_t(P), 0), out(std::size_t(P), 0);
         int sends = 0, recvs = 0;
@@ -186,7 +186,7 @@ TEST(Schedules, EveryPixelIsDeliveredOnceAndEverySendIsMatched) {
           EXPECT_DOUBLE_EQ(in[std::size_t(r)] - out[std::size_t(r)], tile_bytes(part, r)) << r;
       }
       for (GatherAlgorithm a : {GatherAlgorithm::oft, GatherAlgorithm::sbt}) {
-        const auto s = gather_schedule(a, part);
+        const auto s = schedule_of(gather_plan(a, part));
         std::vector<double> in(std::size_t(P), 0), out(std::size_t(P), 0);
         for (int r = 0; r < P; ++r)
           for (const auto& op : s.ranks[std::size_t(r)])
@@ -201,8 +201,8 @@ TEST(Schedules, EveryPixelIsDeliveredOnceAndEverySendIsMatched) {
       // Every schedule runs to the end (a missing match would throw as a deadlock).
       const auto m = make_model(ModelKind::p3pc, machine(layered_table()));
       for (ExchangeAlgorithm e : kExchangeAlgorithms)
-        EXPECT_NO_THROW(simulate(exchange_schedule(e, part, {1, 1}), *m, {}));
-      EXPECT_NO_THROW(simulate(scatter_schedule(ScatterAlgorithm::bcast, part), *m, {}));
+        EXPECT_NO_THROW(simulate(schedule_of(exchange_plan(e, part, {1, 1})), *m, {}));
+      EXPECT_NO_THROW(simulate(schedule_of(scatter_plan(ScatterAlgorithm::bcast, part, Halo{})), *m, {}));
     }
 }
 

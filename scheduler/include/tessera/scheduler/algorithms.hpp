@@ -32,12 +32,6 @@ double tile_bytes(const Partition& partition, int rank);
 /// rank count where a step's concurrency is "every rank" (a compressed plan standing
 /// for a larger grid). Throws InvalidArgument for a plan with an MPI collective step.
 Schedule schedule_of(const CommPlan& plan, const CopyCost& copy = {}, int concurrency_procs = 0);
-/// The simulator's program for the library's scatter, gather, exchange (schedule_of of
-/// scatter_plan, gather_plan, exchange_plan). Throws InvalidArgument for mpi.
-Schedule scatter_schedule(ScatterAlgorithm algorithm, const Partition& partition, const CopyCost& copy = {});
-Schedule gather_schedule(GatherAlgorithm algorithm, const Partition& partition, const CopyCost& copy = {});
-Schedule exchange_schedule(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo,
-                           const CopyCost& copy = {});
 /// Makespan of `plan`, µs: the simulation of its schedule; for a plan with MPI's own
 /// collective, the faster of the library's flat and binomial trees for the same phase
 /// (as the paper prices MPI without a measurement of its own) plus the slowest rank's
