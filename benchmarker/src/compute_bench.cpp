@@ -18,6 +18,23 @@
 
 namespace tessera::bench {
 
+namespace {
+
+// The measurement part of a compute row (every kind): tile, median and quartiles of ns
+// per pixel, threads. The caller names the operation.
+perfdb::ComputeCost cost_row(const Summary& sum, std::pair<int, int> tile, int threads) {
+  perfdb::ComputeCost c;
+  c.tile_width = tile.first;
+  c.tile_height = tile.second;
+  c.ns_per_pixel = sum.median;
+  c.q1 = sum.q1;
+  c.q3 = sum.q3;
+  c.threads = threads;
+  return c;
+}
+
+}  // namespace
+
 std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
                                              const std::vector<long long>& areas) {
   std::vector<std::pair<int, int>> out;
@@ -118,17 +135,11 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
     const Summary sum = sched.summary(int(i));
     if (sum.count < 3) throw Error("compute time budget too small; raise --max-seconds");
     const Setting& s = settings[cells[i].setting];
-    perfdb::ComputeCost c;
+    perfdb::ComputeCost c = cost_row(sum, tiles[cells[i].tile], cells[i].threads);
     c.operation = std::string(perfdb::kComputeDerivatives);
     c.axis = "xy";
     c.taps = s.taps;
-    c.tile_width = tiles[cells[i].tile].first;
-    c.tile_height = tiles[cells[i].tile].second;
-    c.ns_per_pixel = sum.median;
-    c.q1 = sum.q1;
-    c.q3 = sum.q3;
     c.sigma = s.options.sigma;
-    c.threads = cells[i].threads;
     out.push_back(c);
   }
   return out;
@@ -257,16 +268,10 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     const Summary sum = sched.summary(int(i));
     if (sum.count < 3) throw Error("compute time budget too small for the primitive kernels; raise --max-seconds");
     const PrimitiveKernel& k = kernels[cells[i].kernel];
-    perfdb::ComputeCost c;
+    perfdb::ComputeCost c = cost_row(sum, tiles[cells[i].tile], cells[i].threads);
     c.operation = k.operation;
     c.axis = k.axis;
     c.taps = k.size;
-    c.tile_width = tiles[cells[i].tile].first;
-    c.tile_height = tiles[cells[i].tile].second;
-    c.ns_per_pixel = sum.median;
-    c.q1 = sum.q1;
-    c.q3 = sum.q3;
-    c.threads = cells[i].threads;
     out.push_back(c);
   }
   return out;
