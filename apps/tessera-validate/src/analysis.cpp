@@ -204,7 +204,11 @@ Decision decide(const std::vector<Observation>& observations, int scenario, cons
   return d;
 }
 
-RegretStats regret_stats(const std::vector<Decision>& decisions, const std::string& chooser) {
+namespace {
+
+// Mean and maximum regret of `chooser` over its decisions (at fixed P or over P).
+template <class D>
+RegretStats regret_stats_of(const std::vector<D>& decisions, const std::string& chooser) {
   RegretStats r;
   double sum = 0;
   for (const auto& d : decisions) {
@@ -215,6 +219,12 @@ RegretStats regret_stats(const std::vector<Decision>& decisions, const std::stri
   }
   if (r.count) r.mean = sum / r.count;
   return r;
+}
+
+}  // namespace
+
+RegretStats regret_stats(const std::vector<Decision>& decisions, const std::string& chooser) {
+  return regret_stats_of(decisions, chooser);
 }
 
 ProcsDecision decide_over_procs(const std::vector<Observation>& observations, int problem,
@@ -252,16 +262,7 @@ ProcsDecision decide_over_procs(const std::vector<Observation>& observations, in
 }
 
 RegretStats regret_stats(const std::vector<ProcsDecision>& decisions, const std::string& chooser) {
-  RegretStats r;
-  double sum = 0;
-  for (const auto& d : decisions) {
-    if (d.chooser != chooser) continue;
-    ++r.count;
-    sum += d.regret;
-    r.max = std::max(r.max, d.regret);
-  }
-  if (r.count) r.mean = sum / r.count;
-  return r;
+  return regret_stats_of(decisions, chooser);
 }
 
 std::array<int, 2> balanced_dims(int procs) {
