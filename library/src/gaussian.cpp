@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "tessera/detail/kernels.hpp"
 #include "tessera/error.hpp"
@@ -373,12 +374,18 @@ void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, i
   // reflections, landing in the tile itself.
   if (fill_x) {
     const bool left = box.x0 == 0, right = box.x1() == image_width;
+    // The columns each halo column copies are the same on every row: reflect once, so
+    // the row loop is a plain gather (reflect_101's division per pixel cost more than
+    // the copy it steers).
+    std::vector<int> from_left, from_right;
+    if (left)
+      for (int k = 1; k <= halo.x; ++k) from_left.push_back(reflect_101(-k, image_width) - box.x0);
+    if (right)
+      for (int k = 1; k <= halo.x; ++k) from_right.push_back(reflect_101(box.x1() - 1 + k, image_width) - box.x0);
     for (int y = 0; y < h; ++y) {
       float* row = tile.row(y);
-      if (left)
-        for (int k = 1; k <= halo.x; ++k) row[-k] = row[reflect_101(-k, image_width) - box.x0];
-      if (right)
-        for (int k = 1; k <= halo.x; ++k) row[w - 1 + k] = row[reflect_101(box.x1() - 1 + k, image_width) - box.x0];
+      for (int k = 0; k < int(from_left.size()); ++k) row[-1 - k] = row[from_left[std::size_t(k)]];
+      for (int k = 0; k < int(from_right.size()); ++k) row[w + k] = row[from_right[std::size_t(k)]];
     }
   }
   if (fill_y) {

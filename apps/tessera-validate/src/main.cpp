@@ -510,10 +510,12 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
   const Progress report = session.is_root() ? progress : Progress{};
   std::vector<Observation> phases;
+  // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
+  // that the working ranks' threads were given (Session::threads_for) and the models price.
   session.agree([&] {
     phases = gauss ? measure_phases(session, image, sc, index, grids, rep, report)
                    : measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report);
-  });
+  }, Session::Wait::sleep);
   std::string plan_text;
   const auto baselines = baselines_for(sc);
   session.agree([&] {
