@@ -168,6 +168,7 @@ json machine_json(const Machine& m) {
           {"hostname", m.hostname},
           {"cpu_model", m.cpu_model},
           {"cores", m.cores},
+          {"cpu_quota", m.cpu_quota},
           {"mpi_library", m.mpi_library},
           {"mpi_version", m.mpi_version},
           {"ranks_per_node", m.ranks_per_node},
@@ -346,6 +347,8 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
   out.machine.hostname = rd.str(m, "hostname", "machine");
   out.machine.cpu_model = rd.str(m, "cpu_model", "machine");
   out.machine.cores = rd.int32(m, "cores", "machine");
+  // Absent in files from before schema 5: no quota.
+  out.machine.cpu_quota = rd.opt_number(m, "cpu_quota", "machine").value_or(0.0);
   out.machine.mpi_library = rd.str(m, "mpi_library", "machine");
   out.machine.mpi_version = rd.str(m, "mpi_version", "machine");
   out.machine.ranks_per_node = rd.int32(m, "ranks_per_node", "machine");

@@ -134,7 +134,13 @@ ALTER TABLE runs ADD COLUMN quality_cells INTEGER;
 ALTER TABLE runs ADD COLUMN quality_passed INTEGER;
 )sql";
 
-constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4};
+// Version 5: ranks sharing cores (issue 12). A machine records the CPU quota of its nodes
+// (cores' worth of CPU time, e.g. a cgroup's 0.45); 0 = none.
+constexpr const char* kV5 = R"sql(
+ALTER TABLE machines ADD COLUMN cpu_quota REAL NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4, kV5};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

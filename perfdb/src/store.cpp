@@ -181,11 +181,12 @@ Machine read_machine(const Stmt& s) {
   m.nodes = static_cast<int>(s.col_int(8));
   m.imported = s.col_int(9) != 0;
   m.source = s.col_text(10);
+  m.cpu_quota = s.col_double(11);
   return m;
 }
 constexpr const char* kMachineCols =
     "id, name, hostname, cpu_model, cores, mpi_library, mpi_version, ranks_per_node, nodes, "
-    "imported, source";
+    "imported, source, cpu_quota";
 
 Run read_run(const Stmt& s) {
   Run r;
@@ -364,10 +365,10 @@ struct Store::Impl {
   Id insert_machine(const Machine& m) {
     Stmt s(*db,
            "INSERT INTO machines (name, hostname, cpu_model, cores, mpi_library, mpi_version, "
-           "ranks_per_node, nodes, imported, source) VALUES (?,?,?,?,?,?,?,?,?,?)");
+           "ranks_per_node, nodes, imported, source, cpu_quota) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, m.name).bind(2, m.hostname).bind(3, m.cpu_model).bind(4, m.cores);
     s.bind(5, m.mpi_library).bind(6, m.mpi_version).bind(7, m.ranks_per_node).bind(8, m.nodes);
-    s.bind(9, m.imported ? 1 : 0).bind(10, m.source).run();
+    s.bind(9, m.imported ? 1 : 0).bind(10, m.source).bind(11, m.cpu_quota).run();
     return db->last_insert_id();
   }
 
@@ -528,10 +529,12 @@ Machine Store::find_or_create_machine(const Machine& in) {
            "mpi_library = CASE WHEN ?4 <> '' THEN ?4 ELSE mpi_library END, "
            "mpi_version = CASE WHEN ?5 <> '' THEN ?5 ELSE mpi_version END, "
            "ranks_per_node = CASE WHEN ?6 > 0 THEN ?6 ELSE ranks_per_node END, "
-           "nodes = CASE WHEN ?7 > 0 THEN ?7 ELSE nodes END "
+           "nodes = CASE WHEN ?7 > 0 THEN ?7 ELSE nodes END, "
+           "cpu_quota = ?9 "
            "WHERE id = ?8");
     s.bind(1, m.hostname).bind(2, m.cpu_model).bind(3, m.cores).bind(4, m.mpi_library);
     s.bind(5, m.mpi_version).bind(6, m.ranks_per_node).bind(7, m.nodes).bind(8, existing->id);
+    s.bind(9, m.cpu_quota);  // the newest measurement's view: a quota may be lifted
     s.run();
     t.commit();
     return *impl_->machine_by_id(existing->id);

@@ -174,6 +174,7 @@ void validate_import(const Machine& machine, std::span<const RunData> runs,
   const std::string src(source);
   const FieldCheck m(src + ": machine");
   m.count(machine.cores, "cores", 0);
+  m.measured(machine.cpu_quota, "cpu_quota");
   m.count(machine.ranks_per_node, "ranks_per_node", 0);
   m.count(machine.nodes, "nodes", 0);
   bool plannable = false;

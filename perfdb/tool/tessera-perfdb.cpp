@@ -36,6 +36,12 @@ using namespace tessera::perfdb;
 
 namespace {
 
+std::string shortest_cores(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 constexpr const char* kUsage =
     "Usage: tessera-perfdb [--perfdb PATH] COMMAND [options]\n"
     "\n"
@@ -208,7 +214,8 @@ void show_run(std::ostream& out, const RunData& d) {
       << ": " << d.run.tool << " " << d.run.tool_version << ", " << to_string(d.run.status) << ", "
       << d.run.started_at << " .. " << (d.run.ended_at.empty() ? "?" : d.run.ended_at) << "\n";
   out << "Machine: host " << (m.hostname.empty() ? "?" : m.hostname) << ", CPU "
-      << (m.cpu_model.empty() ? "?" : m.cpu_model) << ", " << m.cores << " cores, MPI "
+      << (m.cpu_model.empty() ? "?" : m.cpu_model) << ", " << m.cores << " cores"
+      << (m.cpu_quota > 0 ? " (CPU quota " + shortest_cores(m.cpu_quota) + " cores per node)" : std::string()) << ", MPI "
       << (m.mpi_library.empty() ? "?" : m.mpi_library + " " + m.mpi_version) << ", "
       << m.ranks_per_node << " ranks/node, " << m.nodes << " nodes"
       << (m.source.empty() ? "" : ", source " + m.source) << "\n";

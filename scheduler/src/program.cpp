@@ -107,11 +107,17 @@ int compute_threads(const Placement& place, int procs) {
   return place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
 }
 
-int compute_rounds(const Placement& place, int procs) {
+double compute_rounds(const Placement& place, int procs) {
+  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  const double q = place.cpu_quota;
+  if (q > 0 && (place.cores_per_node <= 0 || q < place.cores_per_node)) {
+    // The node's ranks share q cores' worth of time; the rates were measured by one rank
+    // alone, which had min(1, q) of a core.
+    return std::max(1.0, on_node / q) / std::max(1.0, 1.0 / q);
+  }
   // Ranks beyond the cores of a node take turns: the busiest node needs
   // ceil(ranks on it / cores) rounds of the slowest tile.
-  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
-  return place.cores_per_node > 0 ? (on_node + place.cores_per_node - 1) / place.cores_per_node : 1;
+  return place.cores_per_node > 0 ? double((on_node + place.cores_per_node - 1) / place.cores_per_node) : 1.0;
 }
 
 namespace detail {
@@ -242,7 +248,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
 
   // Compute.
   const ComputeTable& table = machine.compute;
-  const int rounds = compute_rounds(machine.placement, P);
+  const double rounds = compute_rounds(machine.placement, P);
   if (threads <= 0) threads = compute_threads(machine.placement, P);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;

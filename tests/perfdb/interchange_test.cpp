@@ -199,6 +199,7 @@ TEST(PerfdbJson, RoundTripsEverything) {
   m.ranks_per_node = 1;
   m.nodes = 128;
   m.source = "paper";
+  m.cpu_quota = 0.45;
   RunData d = test::plannable_run_data();
   d.run.tool = "tessera-bench";
   d.run.tool_version = "0.1.0";
@@ -218,6 +219,7 @@ TEST(PerfdbJson, RoundTripsEverything) {
   EXPECT_EQ(doc.machine.nodes, 128);
   EXPECT_EQ(doc.machine.mpi_library, "MPI-LFC");
   EXPECT_EQ(doc.machine.source, "paper");
+  EXPECT_EQ(doc.machine.cpu_quota, 0.45);
   ASSERT_EQ(doc.runs.size(), 2u);
   const RunData& r = doc.runs[0];
   EXPECT_EQ(r.run.config, d.run.config);

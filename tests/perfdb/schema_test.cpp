@@ -217,6 +217,7 @@ TEST(PerfdbSchema, MigratedVersion3FileTakesVersion4Records) {
   s.add_p3pc(run, d.p3pc);
   s.set_quality(run, d.run.quality);
   s.finish_run(run);
+  EXPECT_EQ(machine->cpu_quota, 0);  // version 5's column: no quota recorded
   const RunData back = s.load_run(run);
   ASSERT_EQ(back.p3pc.size(), d.p3pc.size());
   for (const auto& x : d.p3pc)

@@ -101,6 +101,12 @@ TEST(PerfdbStore, FindOrCreateMachineMatchesByNameAndFillsMpiFields) {
   EXPECT_EQ(b.cores, local.cores);
   EXPECT_EQ(s.list_machines().size(), 1u);
   EXPECT_THROW(s.create_machine(with_mpi), InvalidArgument);
+  // The CPU quota is the newest measurement's: set, kept across reopen, and lifted.
+  with_mpi.cpu_quota = 0.45;
+  EXPECT_EQ(s.find_or_create_machine(with_mpi).cpu_quota, 0.45);
+  EXPECT_EQ(Store(dir / "db.sqlite").find_machine(a.name)->cpu_quota, 0.45);
+  with_mpi.cpu_quota = 0;
+  EXPECT_EQ(s.find_or_create_machine(with_mpi).cpu_quota, 0);
 }
 
 TEST(PerfdbStore, OnlyRunningRunsAcceptRecordsAndFinishOnce) {

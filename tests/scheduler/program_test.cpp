@@ -151,6 +151,39 @@ TEST(ProgramPricing, HandComputedOnTwoRanks) {
   EXPECT_DOUBLE_EQ(f.phases.total, c.phases.total + 25);
 }
 
+TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {
+  // Rates are measured by one rank alone on a node. Whole cores: ranks beyond them take
+  // turns, ceil(ranks / cores) rounds.
+  Placement whole{2, 2};
+  EXPECT_DOUBLE_EQ(compute_rounds(whole, 1), 1);
+  EXPECT_DOUBLE_EQ(compute_rounds(whole, 2), 1);
+  Placement over{4, 2};
+  EXPECT_DOUBLE_EQ(compute_rounds(over, 4), 2);
+  EXPECT_DOUBLE_EQ(compute_rounds(over, 3), 2);
+  // A quota of 0.9 cores on a 2-core node: one rank alone had 0.9 of a core, two share
+  // 0.9 and each takes twice as long; the rounds of whole cores do not apply.
+  Placement quota{2, 2, 0.9};
+  EXPECT_DOUBLE_EQ(compute_rounds(quota, 1), 1);
+  EXPECT_DOUBLE_EQ(compute_rounds(quota, 2), 2);
+  // 4 ranks per node, 1.5 cores of quota: alone a rank had a whole core; four get 0.375.
+  Placement wide{4, 4, 1.5};
+  EXPECT_DOUBLE_EQ(compute_rounds(wide, 1), 1);
+  EXPECT_DOUBLE_EQ(compute_rounds(wide, 4), 4 / 1.5);
+  // One rank per node: no sharing, whatever the quota (P counts every node's rank).
+  Placement spread{1, 2, 0.45};
+  EXPECT_DOUBLE_EQ(compute_rounds(spread, 4), 1);
+  // A quota above the cores is the cores.
+  Placement loose{2, 2, 3.0};
+  EXPECT_DOUBLE_EQ(compute_rounds(loose, 2), 1);
+  // The priced compute of a plan scales with it.
+  MachineParams m = machine();
+  m.placement = Placement{2, 2};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const double alone = price_program(edge_like(), plan, ModelKind::p3pc, m).phases.compute;
+  m.placement.cpu_quota = 0.9;
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m).phases.compute, 2 * alone);
+}
+
 TEST(ProgramPricing, HandComputedOnOneAndThreeRanks) {
   // P = 1: no communication at all; one 8x8 tile priced from the 8x4 points:
   // 64 x 1500 ns + (10 x 8) x 6000 ns + 3 x 64 x 1000 ns = 96 + 480 + 192 us.

@@ -38,6 +38,9 @@ struct Machine {
   std::string hostname;
   std::string cpu_model;
   int cores = 0;            ///< logical cores per node
+  /// CPU time a node's processes may use, in cores (a cgroup CPU quota, e.g. 0.45);
+  /// 0 = no quota (the cores are the limit).
+  double cpu_quota = 0;
   std::string mpi_library;  ///< e.g. "Open MPI"
   std::string mpi_version;  ///< e.g. "4.1.4"
   int ranks_per_node = 0;   ///< 0 = unknown
@@ -47,9 +50,14 @@ struct Machine {
 };
 
 /// The local machine as far as it is known without MPI: name = hostname = host name,
-/// cpu_model from /proc/cpuinfo ("" if unknown), cores = hardware threads, nodes = 1.
-/// Local.
+/// cpu_model from /proc/cpuinfo ("" if unknown), cores = hardware threads, cpu_quota =
+/// this process's CPU quota (cpu_quota_cores()), nodes = 1. Local.
 Machine local_machine();
+
+/// The CPU quota of this process's control group, in cores: the smallest
+/// cfs_quota_us / cfs_period_us (cgroup v1 `cpu`) or cpu.max (cgroup v2) on the path from
+/// its group up to the root. 0 when there is none or it cannot be read.
+double cpu_quota_cores();
 
 /// Repeatability of a run's P-3PC table (tessera/perfdb/quality.hpp): median and 90th
 /// percentile of the spreads (max / min - 1 of pass medians, fractions) of the cells

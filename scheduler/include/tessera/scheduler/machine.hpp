@@ -111,6 +111,9 @@ struct LogpcParams {
 struct Placement {
   int ranks_per_node = 0;
   int cores_per_node = 0;  ///< 0 = unknown (every rank has a core of its own)
+  /// CPU time a node grants its ranks, in cores (a cgroup quota such as 0.45); 0 = no
+  /// quota. Ranks sharing a quota compute more slowly together (compute_rounds).
+  double cpu_quota = 0;
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   Level level(int a, int b) const { return node_of(a) == node_of(b) ? Level::intra : Level::inter; }
 };

@@ -39,10 +39,15 @@ std::vector<Primitive> missing_primitives(const ProgramDescription& program, con
 /// Makespan of allreduce_plan(procs, scalars) through the simulator, µs (0 for one rank).
 double allreduce_us(const CostModel& model, const Placement& placement, int procs, int scalars);
 
-/// TBB threads a rank computes with and rounds the busiest node needs when `procs`
-/// ranks share its cores (placement.cores_per_node), as the search charges them.
+/// TBB threads a rank computes with when `procs` ranks share a node's cores
+/// (placement.cores_per_node): the library gives idle cores to working ranks.
 int compute_threads(const Placement& placement, int procs);
-int compute_rounds(const Placement& placement, int procs);
+/// How many times longer the busiest node's ranks compute than one rank alone on a node
+/// (as tessera-bench measured the rates): with whole cores, the rounds ranks beyond
+/// them take turns, ceil(ranks / cores); under a CPU quota of q cores
+/// (placement.cpu_quota), the share each rank gets against the one rank alone had,
+/// max(1, ranks / q) / max(1, 1 / q).
+double compute_rounds(const Placement& placement, int procs);
 
 /// Cost of one step in one run of the program, µs: every image it moves and every
 /// repetition (loops) included; compute on the slowest tile class, times the rounds an
