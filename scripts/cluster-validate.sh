@@ -6,11 +6,11 @@
 # launches on it and prints the spread of every model's and baseline's figures
 # (scripts/validate-spread.py). Needs root (namespaces, tc, cgroups).
 #
-#   scripts/cluster-validate.sh --nodes K --ranks-per-node R [--cpu F] [--rate RATE]
-#                               [--launches N] [--out DIR] [-- tessera-validate args...]
+#   scripts/cluster-validate.sh --nodes K --ranks-per-node R [--cpu F] [--cpu-period US]
+#                               [--rate RATE] [--launches N] [--out DIR] [-- tessera-validate args...]
 #   e.g. scripts/cluster-validate.sh --nodes 4 --ranks-per-node 1 --cpu 0.45 -- --quick
 #
-# Defaults: --cpu none, --rate 1gbit ("none": veth speed), --launches 3,
+# Defaults: --cpu none, --cpu-period 10000 (tessera-cluster's), --rate 1gbit ("none": veth speed), --launches 3,
 # --out cluster-validate-KxR[-cpuF].
 # Everything the run keeps is in DIR: perfdb.sqlite, bench.err, launch-K.json / .err.
 # BENCH_ARGS (default "--quick") are tessera-bench's arguments.
@@ -21,15 +21,16 @@ cluster=$root/benchmarker/cluster/tessera-cluster
 bin=${BIN:-$root/build/bin}
 
 usage() {
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
-nodes="" rpn="" cpu="" rate=1gbit launches=3 out=""
+nodes="" rpn="" cpu="" period="" rate=1gbit launches=3 out=""
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=${2:?}; shift 2 ;;
     --ranks-per-node) rpn=${2:?}; shift 2 ;;
     --cpu) cpu=${2:?}; shift 2 ;;
+    --cpu-period) period=${2:?}; shift 2 ;;
     --rate) rate=${2:?}; shift 2 ;;
     --launches) launches=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
@@ -53,6 +54,7 @@ db=$out/perfdb.sqlite
 up_args=(--nodes "$nodes")
 [ "$rate" != none ] && up_args+=(--rate "$rate")
 [ -n "$cpu" ] && up_args+=(--cpu "$cpu")
+[ -n "$period" ] && up_args+=(--cpu-period "$period")
 
 "$cluster" down >/dev/null 2>&1 || true
 trap '"$cluster" down >/dev/null 2>&1 || true' EXIT

@@ -150,6 +150,7 @@ tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int w
     request.height = height;
     request.options = o.gauss;
     request.max_procs = session.size();
+    request.ranks_per_node = session.ranks_per_node();
     request.model = o.model;
     request.perfdb = o.database.perfdb;
     request.machine = o.database.machine;

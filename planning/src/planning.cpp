@@ -319,7 +319,20 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   return out;
 }
 
-PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine) {
+LoadedMachine with_job_placement(LoadedMachine machine, int ranks_per_node) {
+  if (ranks_per_node < 1) throw InvalidArgument("ranks per node must be at least 1");
+  auto& place = machine.params.placement;
+  if (place.ranks_per_node > 0 && place.ranks_per_node != ranks_per_node) {
+    place.ranks_per_node = ranks_per_node;
+    machine.notes.push_back("placement: " + std::to_string(ranks_per_node) +
+                            " rank(s) per node, as this job was launched");
+  }
+  return machine;
+}
+
+PlanResult plan_for(const PlanRequest& request, const LoadedMachine& loaded) {
+  const LoadedMachine machine =
+      request.ranks_per_node ? with_job_placement(loaded, *request.ranks_per_node) : loaded;
   const int width = request.program ? request.program->width : request.width;
   const int height = request.program ? request.program->height : request.height;
   if (!request.program) validate(request.options);

@@ -215,6 +215,24 @@ TEST(Planning, MachineFromPerfdbBorrowsComputeFromThisHost) {
   EXPECT_EQ(here.params.placement.cores_per_node, 2);
 }
 
+TEST(Planning, AJobsOwnPlacementReplacesTheCoresPerNodeGuess) {
+  // A two-level cluster of 2-core nodes: a plan for an unknown job puts two ranks on each
+  // node; a job launched with one rank per node has every pair on two nodes.
+  planning::LoadedMachine m;
+  m.params.placement.ranks_per_node = 2;
+  m.params.placement.cores_per_node = 2;
+  const auto one = planning::with_job_placement(m, 1);
+  EXPECT_EQ(one.params.placement.ranks_per_node, 1);
+  EXPECT_EQ(one.params.placement.level(0, 1), scheduler::Level::inter);
+  ASSERT_FALSE(one.notes.empty());
+  EXPECT_NE(one.notes.back().find("1 rank(s) per node"), std::string::npos);
+  // The same placement says nothing; one node holds every rank whatever the job.
+  EXPECT_TRUE(planning::with_job_placement(m, 2).notes.empty());
+  planning::LoadedMachine single;
+  EXPECT_EQ(planning::with_job_placement(single, 1).params.placement.ranks_per_node, 0);
+  EXPECT_THROW((void)planning::with_job_placement(m, 0), InvalidArgument);
+}
+
 TEST(Planning, WholePipelineComputeRowsArePreferredOverSinglePasses) {
   TempDb db;
   const std::string host = perfdb::local_machine().name;

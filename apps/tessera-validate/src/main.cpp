@@ -398,7 +398,10 @@ Parameters load_parameters(const Session& session, const Options& o, const std::
   Parameters p;
   session.agree([&] {
     if (!session.is_root()) return;
-    p.loaded = planning::load_machine(o.db.perfdb, o.db.machine);
+    // Priced with this job's placement (a cluster launched with fewer ranks per node
+    // than cores puts pairs on different nodes, and ranks do not share a node's quota).
+    p.loaded = planning::with_job_placement(planning::load_machine(o.db.perfdb, o.db.machine),
+                                            session.ranks_per_node());
     p.machine_name = o.db.machine ? *o.db.machine : perfdb::local_machine().name;
     r.notes.push_back("parameters: " + p.loaded.origin + "; compute " + p.loaded.compute_source);
     for (const auto& n : p.loaded.notes) r.notes.push_back(n);

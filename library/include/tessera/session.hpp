@@ -35,6 +35,9 @@ class Session {
   /// process is bound to (run mpirun with --bind-to none to let ranks use the cores
   /// a plan leaves free; scripts/env.sh does). Local.
   int threads_for(int active_procs) const;
+  /// The most ranks of this job that share a node (mpirun fills nodes in blocks): the
+  /// placement a plan for this job should be priced with. Local (found at construction).
+  int ranks_per_node() const { return ranks_per_node_; }
   bool is_root() const { return rank() == 0; }
 
   /// How a rank waits for the others in agree(): `spin` is MPI's own blocking wait
@@ -71,6 +74,7 @@ class Session {
  private:
   std::unique_ptr<detail::Comm> comm_;
   std::vector<int> node_world_ranks_;  // world ranks on this rank's node
+  int ranks_per_node_ = 1;
   bool owns_mpi_ = false;
 };
 

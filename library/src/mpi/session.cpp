@@ -36,6 +36,9 @@ Session::Session(int& argc, char**& argv) {
   } else {
     node_world_ranks_ = {comm_->rank};
   }
+  const int mine = int(node_world_ranks_.size());
+  if (MPI_Allreduce(&mine, &ranks_per_node_, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    ranks_per_node_ = mine;
 }
 
 int Session::threads_for(int active_procs) const {

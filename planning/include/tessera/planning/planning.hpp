@@ -74,7 +74,16 @@ struct PlanRequest {
   /// A whole program to plan (Program::describe()); when set, its
   /// width and height are the image's and `options` is not used.
   std::optional<ProgramDescription> program;
+  /// Ranks per node of the job the plan is for, when it is known (a running job:
+  /// Session::ranks_per_node()); otherwise a multi-node machine is priced with as many
+  /// ranks per node as it has cores. Ignored for one-node machines.
+  std::optional<int> ranks_per_node;
 };
+
+/// `machine` with the running job's placement: `ranks_per_node` ranks on each node of
+/// a multi-node machine (one-node machines hold every rank anyway), and a note saying
+/// so. Throws InvalidArgument if ranks_per_node < 1.
+LoadedMachine with_job_placement(LoadedMachine machine, int ranks_per_node);
 
 /// The plan and everything said about it.
 struct PlanResult {

@@ -110,6 +110,7 @@ inline Plan choose_app_plan(const Session& session, const AppOptions& o, const P
       request.height = height;
       request.program = program.describe(width, height);
       request.max_procs = session.size();
+      request.ranks_per_node = session.ranks_per_node();
       request.model = o.model;
       request.perfdb = o.database.perfdb;
       request.machine = o.database.machine;
