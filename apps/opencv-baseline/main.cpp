@@ -10,6 +10,7 @@
 #include <opencv2/imgproc.hpp>
 #include <random>
 
+#include "tessera/cli.hpp"
 #include "tessera/gaussian.hpp"
 
 namespace po = boost::program_options;
@@ -19,24 +20,15 @@ int main(int argc, char** argv) {
   double sigma = 1;
   po::options_description d(
       "tessera-opencv-baseline: time Lx, Ly, Lxx, Lxy, Lyy by cv::sepFilter2D on one process\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
-      "width", po::value<int>(&width)->required(), "image width (pixels)")(
+  tessera::cli::add_help_version(d);
+  d.add_options()("width", po::value<int>(&width)->required(), "image width (pixels)")(
       "height", po::value<int>(&height)->required(), "image height (pixels)")(
       "sigma", po::value<double>(&sigma)->default_value(sigma), "Gaussian scale")(
       "runs", po::value<int>(&runs)->default_value(runs), "timed runs")(
       "warmup", po::value<int>(&warmup)->default_value(warmup), "untimed runs first");
   try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, d), vm);
-    if (vm.count("help")) {
-      std::cout << d << "\n";
-      return 0;
-    }
-    if (vm.count("version")) {
-      std::cout << "tessera-opencv-baseline " << TESSERA_VERSION << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    const auto vm = tessera::cli::parse_or_answer(argc, argv, d, "tessera-opencv-baseline");
+    if (!vm) return 0;
     if (width < 1 || height < 1 || runs < 1 || warmup < 0)
       throw std::invalid_argument("sizes and runs must be positive");
     tessera::GaussianOptions o;

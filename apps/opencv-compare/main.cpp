@@ -8,6 +8,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <string>
 
+#include "tessera/cli.hpp"
+
 namespace po = boost::program_options;
 
 int main(int argc, char** argv) {
@@ -15,23 +17,14 @@ int main(int argc, char** argv) {
   po::options_description d(
       "tessera-opencv-compare: how far two one-channel images are apart (JSON on stdout)\n\n"
       "Usage: tessera-opencv-compare A B\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
-      "a", po::value<std::string>(&first)->required(), "reference image")(
+  tessera::cli::add_help_version(d);
+  d.add_options()("a", po::value<std::string>(&first)->required(), "reference image")(
       "b", po::value<std::string>(&second)->required(), "image compared with it");
   po::positional_options_description positional;
   positional.add("a", 1).add("b", 1);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(d).positional(positional).run(), vm);
-    if (vm.count("help")) {
-      std::cout << d << "\n";
-      return 0;
-    }
-    if (vm.count("version")) {
-      std::cout << "tessera-opencv-compare " << TESSERA_VERSION << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    const auto vm = tessera::cli::parse_or_answer(argc, argv, d, "tessera-opencv-compare", &positional);
+    if (!vm) return 0;
     cv::Mat a = cv::imread(first, cv::IMREAD_UNCHANGED), b = cv::imread(second, cv::IMREAD_UNCHANGED);
     if (a.empty() || b.empty()) throw std::runtime_error("cannot read '" + first + "' or '" + second + "'");
     if (a.size() != b.size() || a.channels() != 1 || b.channels() != 1)

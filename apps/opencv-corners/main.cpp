@@ -15,6 +15,7 @@
 #include <opencv2/imgproc.hpp>
 #include <vector>
 
+#include "tessera/cli.hpp"
 #include "tessera/gaussian.hpp"
 
 namespace po = boost::program_options;
@@ -48,8 +49,8 @@ int main(int argc, char** argv) {
       "Writes DIR/response.tiff, DIR/response.png and DIR/corners.csv as tessera-corners\n"
       "does, and prints {\"read_s\", \"compute_s\", \"write_s\"} on stdout. Local maxima by\n"
       "cv::dilate (3x3): on an exact plateau every pixel of it is a maximum.\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
-      "input,i", po::value<std::string>(&input)->required(), "image to read")(
+  tessera::cli::add_help_version(d);
+  d.add_options()("input,i", po::value<std::string>(&input)->required(), "image to read")(
       "sigma,s", po::value<double>(&sigma)->default_value(sigma), "derivative scale S")(
       "rho", po::value<double>(&rho), "integration scale R (default 2 S)")(
       "output,o", po::value<std::string>(&output)->required(), "directory to write (created)")(
@@ -57,17 +58,8 @@ int main(int argc, char** argv) {
       "threshold", po::value<double>(&threshold)->default_value(threshold), "corners need H > T * max H")(
       "max", po::value<long long>(&max), "at most N corners (default all)");
   try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, d), vm);
-    if (vm.count("help")) {
-      std::cout << d << "\n";
-      return 0;
-    }
-    if (vm.count("version")) {
-      std::cout << "tessera-opencv-corners " << TESSERA_VERSION << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    const auto vm = tessera::cli::parse_or_answer(argc, argv, d, "tessera-opencv-corners");
+    if (!vm) return 0;
     if (rho <= 0) rho = 2 * sigma;
     auto t = Clock::now();
     // Colour to grey by cv::cvtColor (IMREAD_GRAYSCALE lets the PNG decoder convert

@@ -13,6 +13,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "tessera/cli.hpp"
 #include "tessera/gaussian.hpp"
 
 namespace po = boost::program_options;
@@ -83,24 +84,15 @@ int main(int argc, char** argv) {
       "Usage: tessera-opencv-edges --input FILE --sigma S --output DIR [--low A] [--high B]\n\n"
       "Writes DIR/magnitude.tiff, DIR/magnitude.png and DIR/edges.png as tessera-edges\n"
       "does, and prints {\"read_s\", \"compute_s\", \"write_s\"} on stdout.\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
-      "input,i", po::value<std::string>(&input)->required(), "image to read")(
+  tessera::cli::add_help_version(d);
+  d.add_options()("input,i", po::value<std::string>(&input)->required(), "image to read")(
       "sigma,s", po::value<double>(&sigma)->default_value(sigma), "Gaussian derivative scale")(
       "output,o", po::value<std::string>(&output)->required(), "directory to write (created)")(
       "low", po::value<double>(&low)->default_value(low), "weak threshold, fraction of max M")(
       "high", po::value<double>(&high)->default_value(high), "strong threshold, fraction of max M");
   try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, d), vm);
-    if (vm.count("help")) {
-      std::cout << d << "\n";
-      return 0;
-    }
-    if (vm.count("version")) {
-      std::cout << "tessera-opencv-edges " << TESSERA_VERSION << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    const auto vm = tessera::cli::parse_or_answer(argc, argv, d, "tessera-opencv-edges");
+    if (!vm) return 0;
     auto t = Clock::now();
     // Colour to grey by cv::cvtColor (IMREAD_GRAYSCALE lets the PNG decoder convert
     // with other weights), as tessera's read_image does.

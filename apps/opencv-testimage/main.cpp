@@ -8,6 +8,8 @@
 #include <opencv2/imgproc.hpp>
 #include <string>
 
+#include "tessera/cli.hpp"
+
 namespace po = boost::program_options;
 
 int main(int argc, char** argv) {
@@ -16,24 +18,15 @@ int main(int argc, char** argv) {
   po::options_description d(
       "tessera-opencv-testimage: an image resized (bicubic) to SIZE x SIZE, 8-bit grey PNG\n\n"
       "Usage: tessera-opencv-testimage FROM SIZE TO\n\nOptions");
-  d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
-      "from", po::value<std::string>(&from)->required(), "image to read")(
+  tessera::cli::add_help_version(d);
+  d.add_options()("from", po::value<std::string>(&from)->required(), "image to read")(
       "size", po::value<int>(&size)->required(), "width and height of the result (pixels)")(
       "to", po::value<std::string>(&to)->required(), "PNG file to write");
   po::positional_options_description positional;
   positional.add("from", 1).add("size", 1).add("to", 1);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(d).positional(positional).run(), vm);
-    if (vm.count("help")) {
-      std::cout << d << "\n";
-      return 0;
-    }
-    if (vm.count("version")) {
-      std::cout << "tessera-opencv-testimage " << TESSERA_VERSION << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    const auto vm = tessera::cli::parse_or_answer(argc, argv, d, "tessera-opencv-testimage", &positional);
+    if (!vm) return 0;
     cv::Mat image = cv::imread(from, cv::IMREAD_COLOR);
     if (image.empty()) throw std::runtime_error("cannot read '" + from + "'");
     if (size < 1) throw std::runtime_error("SIZE must be positive");

@@ -1,5 +1,7 @@
 #include "tessera/cli.hpp"
 
+#include <iostream>
+
 #include "tessera/error.hpp"
 
 namespace tessera::cli {
@@ -73,6 +75,30 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InvalidArgument(std::string(e.what()) + " (see --help)");
+  }
+  return vm;
+}
+
+std::optional<po::variables_map> parse_or_answer(int argc, const char* const* argv, const po::options_description& d,
+                                                 std::string_view program,
+                                                 const po::positional_options_description* positional) {
+  po::variables_map vm;
+  try {
+    po::command_line_parser parser(argc, argv);
+    parser.options(d);
+    if (positional) parser.positional(*positional);
+    po::store(parser.run(), vm);
+    if (vm.count("help")) {
+      std::cout << d << "\n";
+      return std::nullopt;
+    }
+    if (vm.count("version")) {
+      std::cout << version_line(program) << "\n";
+      return std::nullopt;
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     throw InvalidArgument(std::string(e.what()) + " (see --help)");

@@ -69,3 +69,35 @@ TEST(Cli, BoostErrorsBecomeInvalidArgumentPointingToHelp) {
     EXPECT_NE(std::string(e.what()).find("(see --help)"), std::string::npos) << e.what();
   }
 }
+
+TEST(Cli, HelpAndVersionAnswerBeforeRequiredOptionsAreChecked) {
+  namespace po = boost::program_options;
+  std::string a, b;
+  po::options_description d("tessera-test: two images");
+  cli::add_help_version(d);
+  d.add_options()("a", po::value<std::string>(&a)->required(), "first")(
+      "b", po::value<std::string>(&b)->required(), "second");
+  po::positional_options_description positional;
+  positional.add("a", 1).add("b", 1);
+  auto run = [&](std::vector<const char*> args) {
+    args.insert(args.begin(), "tessera-test");
+    return cli::parse_or_answer(int(args.size()), args.data(), d, "tessera-test", &positional);
+  };
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(run({"--help"}));
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("tessera-test: two images"), std::string::npos);
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(run({"--version"}));
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), cli::version_line("tessera-test") + "\n");
+  const auto vm = run({"x.png", "y.png"});
+  ASSERT_TRUE(vm);
+  EXPECT_EQ(a, "x.png");
+  EXPECT_EQ(b, "y.png");
+  try {
+    (void)run({"x.png"});
+    FAIL() << "no error";
+  } catch (const tessera::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'--b' is required"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(see --help)"), std::string::npos) << e.what();
+  }
+}

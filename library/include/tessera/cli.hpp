@@ -61,4 +61,11 @@ po::typed_value<std::string>* path_value(std::filesystem::path& target);
 /// value, missing argument) become tessera::InvalidArgument "<what> (see --help)".
 po::variables_map parse(int argc, const char* const* argv, const po::options_description& d);
 
+/// parse() for programs with required options (or `positional` arguments): --help prints
+/// `d` and --version version_line(program) on stdout before the required options are
+/// checked, and the result is empty (the program has answered); else the parsed options.
+std::optional<po::variables_map> parse_or_answer(int argc, const char* const* argv, const po::options_description& d,
+                                                 std::string_view program,
+                                                 const po::positional_options_description* positional = nullptr);
+
 }  // namespace tessera::cli
