@@ -87,4 +87,59 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   return out;
 }
 
+std::vector<std::size_t> first_touch_sizes(bool quick) {
+  constexpr std::size_t MiB = std::size_t(1) << 20;
+  if (quick) return {MiB, 16 * MiB};
+  return {MiB, 16 * MiB, 64 * MiB};
+}
+
+std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>& sizes, int samples) {
+  using Clock = std::chrono::steady_clock;
+  if (samples < 1) throw InvalidArgument("first touch needs at least one sample per size");
+  for (std::size_t bytes : sizes)
+    if (bytes < sizeof(float)) throw InvalidArgument("first-touch buffer must hold at least one float");
+  struct Held {  // every buffer mapped so far, unmapped together at the end
+    std::vector<std::pair<void*, std::size_t>> buffers;
+    Held() = default;
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+      for (auto [p, bytes] : buffers) detail::unmap_fresh(p, bytes);
+    }
+    float* map(std::size_t bytes) {
+      buffers.reserve(buffers.size() + 1);  // cannot throw after the mapping exists
+      buffers.emplace_back(detail::map_fresh(bytes), bytes);
+      return static_cast<float*>(buffers.back().first);
+    }
+  } held;
+  std::vector<std::vector<double>> values(sizes.size());
+  for (int k = 0; k < samples; ++k)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::size_t bytes = sizes[i];
+      float* p = held.map(bytes);
+      const std::size_t floats = bytes / sizeof(float);
+      const auto t0 = Clock::now();
+      std::fill_n(p, floats, 1.0f);
+      const auto t1 = Clock::now();
+      std::fill_n(p, floats, 2.0f);
+      const auto t2 = Clock::now();
+      values[i].push_back(std::chrono::duration<double, std::nano>((t1 - t0) - (t2 - t1)).count() / double(bytes));
+    }
+  std::vector<perfdb::ComputeCost> out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const Summary s = summarize(values[i]);
+    perfdb::ComputeCost c;
+    c.operation = std::string(perfdb::kComputeFirstTouch);
+    c.axis = "";
+    c.taps = 1;
+    c.tile_width = int(sizes[i]);
+    c.tile_height = 1;
+    c.ns_per_pixel = s.median;
+    c.q1 = s.q1;
+    c.q3 = s.q3;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace tessera::bench

@@ -3,6 +3,7 @@
 // haloed buffer (scatter), into or out of a staging buffer (SBT), mirroring the image's
 // edges (border exchange). Timed as the library does it, row by row between buffers of
 // different strides. Local (no MPI); single-threaded, as those copies are.
+#include <cstddef>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -23,5 +24,18 @@ std::vector<std::pair<int, int>> copy_shapes(bool quick);
 std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>& shapes,
                                           const StopRule& rule, double budget_s,
                                           const std::function<void(double)>& progress);
+
+/// Buffer sizes, bytes, whose first touch is timed: below and from 2 MiB (4 KiB pages /
+/// huge pages advised, as the executor's pool maps them).
+std::vector<std::size_t> first_touch_sizes(bool quick);
+
+/// Times the first touch of fresh buffers as a process's first run meets them
+/// (detail::map_fresh): each sample maps a new buffer, writes it, writes it again; the
+/// value is (first write - second write) per byte, what the page faults and the kernel's
+/// zeroing add. Every buffer stays mapped until all are timed, so no sample gets pages
+/// another one just freed (in a VM that reports free pages to its host, those are the
+/// cheap ones: a new process's memory is not). `samples` per size, sizes interleaved.
+/// Rows of operation perfdb::kComputeFirstTouch (tile_width = bytes). Single-threaded.
+std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>& sizes, int samples);
 
 }  // namespace tessera::bench

@@ -231,6 +231,9 @@ class Measurement {
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
+        // What a process's first run adds: the page faults of its fresh buffers.
+        auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
+        copies.insert(copies.end(), touches.begin(), touches.end());
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
         const double left = std::max(0.2 * given, given - seconds_since(t0));

@@ -93,6 +93,39 @@ StoreGeometry store_geometry(Store store, const Partition& p, int rank, Halo hal
   return {};
 }
 
+std::size_t scratch_floats(Store store, const Partition& p, int rank) {
+  switch (store) {
+    case Store::staging:
+      return std::size_t(p.area_before(sbt_subtree_end(rank, p.procs())) - p.area_before(rank));
+    case Store::received:
+      return std::size_t(p.tile(rank).area());
+    case Store::whole:
+      return std::size_t(p.image().area());
+    case Store::image:
+    case Store::tile:
+    case Store::output:
+      return 0;
+  }
+  return 0;
+}
+
+std::size_t scratch_floats(const CommPlan& plan, int rank) {
+  bool used[3] = {false, false, false};  // staging, received, whole
+  std::size_t floats = 0;
+  auto use = [&](Store store) {
+    const int k = store == Store::staging ? 0 : store == Store::received ? 1 : store == Store::whole ? 2 : -1;
+    if (k < 0 || used[k]) return;
+    used[k] = true;
+    floats += scratch_floats(store, plan.partition, rank);
+  };
+  for (const CommStep& s : plan.ranks[std::size_t(rank)]) {
+    if (s.inside_mpi) continue;  // MPI's own buffers
+    use(s.store);
+    if (s.kind == StepKind::copy) use(s.from);
+  }
+  return floats;
+}
+
 bool store_contiguous(Store store, const std::vector<Box>& boxes, const Partition& p, int rank, Halo halo) {
   // A staging buffer holds whole tiles back to back in rank order: any run of them is
   // one contiguous run.

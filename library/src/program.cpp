@@ -487,8 +487,60 @@ Lowered lower(const Graph& g) {
   for (std::size_t i = 0; i < count; ++i)
     if (last_stage[i] >= 0 && l.materialised[i]) l.stages[std::size_t(last_stage[i])].free_after.push_back(int(i));
     else if (l.live[i] && i == std::size_t(g.input)) l.stages.front().free_after.push_back(int(i));
+  l.direct.assign(count, false);
+  for (const auto& o : g.outputs) {
+    const auto i = std::size_t(o.value.id);
+    l.direct[i] = o.value.image && o.value.id != g.input && l.buffer_halo[i] == Halo{};
+  }
   return l;
 }
+
+namespace {
+
+// The image buffers a run allocates, as Program::run does (program_run.cpp): the
+// scatter's tile of the input and a tile per computed image (fresh / fresh_view), an
+// output nothing reads a halo of computed straight into the root's result image, the
+// root's result image of every other gathered output, and a non-root rank's packed
+// copy of an output whose tile rows are strided.
+void describe_buffers(const Graph& g, const Lowered& l, const std::vector<std::pair<int, int>>& stage_steps,
+                      ProgramDescription& d) {
+  using Extent = ProgramBuffer::Extent;
+  const std::size_t count = g.nodes.size();
+  const int last_step = int(d.steps.size()) - 1;
+  const int returned = int(d.steps.size());  // outlives the run
+  std::vector<int> dropped(count, -1);  // the step after which a tile is dropped
+  for (std::size_t k = 0; k < l.stages.size(); ++k)
+    for (int m : l.stages[k].free_after) dropped[std::size_t(m)] = stage_steps[k].second;
+  std::vector<bool> gathered(count, false);
+  auto direct = [&](int m) { return bool(l.direct[std::size_t(m)]); };
+  for (std::size_t k = 0; k < l.stages.size(); ++k) {
+    const Stage& st = l.stages[k];
+    const auto [first, last] = stage_steps[k];
+    if (st.kind == Stage::Kind::exchange || st.kind == Stage::Kind::reduce) continue;
+    for (std::size_t j = 0; j < st.nodes.size(); ++j) {
+      const int m = st.nodes[j];
+      ProgramBuffer b;
+      b.first = first;
+      if (st.kind == Stage::Kind::gather) {
+        // The first gather of a direct output finds it in place; a second one (the same
+        // image named twice) copies it into a fresh image.
+        const bool in_place = direct(m) && !gathered[std::size_t(m)];
+        gathered[std::size_t(m)] = true;
+        if (!in_place) d.buffers.push_back({Extent::image, Extent::none, {}, first, returned, int(j)});
+        if (l.buffer_halo[std::size_t(m)].x != 0)
+          d.buffers.push_back({Extent::none, Extent::tile, {}, first, last, int(j)});
+        continue;
+      }
+      b.halo = l.buffer_halo[std::size_t(m)];
+      b.root = direct(m) ? Extent::image : Extent::tile;
+      b.others = Extent::tile;
+      b.last = direct(m) ? returned : dropped[std::size_t(m)] < 0 ? last_step : dropped[std::size_t(m)];
+      d.buffers.push_back(b);
+    }
+  }
+}
+
+}  // namespace
 
 ProgramDescription describe(const Graph& g, const Lowered& l, int width, int height) {
   ProgramDescription d;
@@ -507,9 +559,11 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
     s->primitive = p;
     return s;
   };
+  std::vector<std::pair<int, int>> stage_steps;  // per stage: its steps [first, last]
   for (std::size_t k = 0; k < l.stages.size(); ++k) {
     const Stage& st = l.stages[k];
     const Node& first = g.nodes[std::size_t(st.nodes.front())];
+    const int begin = int(d.steps.size());
     switch (st.kind) {
       case Stage::Kind::scatter: {
         ProgramStep* s = step(ProgramStep::Kind::scatter, st.operation);
@@ -587,7 +641,9 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         break;
       }
     }
+    stage_steps.emplace_back(begin, int(d.steps.size()) - 1);
   }
+  describe_buffers(g, l, stage_steps, d);
   return d;
 }
 

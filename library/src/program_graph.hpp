@@ -69,6 +69,9 @@ struct Lowered {
   std::vector<bool> live;          // per node: an output depends on it
   std::vector<bool> materialised;  // per image node: has its own tile
   std::vector<Halo> buffer_halo;   // per image node: halo its tile is allocated with
+  // per image node: an output nothing reads a halo of, which the root computes straight
+  // into the whole image it returns (no tile there, no copy at the gather)
+  std::vector<bool> direct;
   std::vector<PixelProgram> pixel; // per materialised pixel-wise node
   Halo max_halo;
 };

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <map>
 
+#include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/interchange.hpp"
 #include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
+#include "tessera/statistics.hpp"
 
 namespace tessera::planning {
 
@@ -166,6 +168,21 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
   return samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
 }
 
+// First touch of fresh buffers (operation "first_touch": tile_width bytes mapped, ns
+// per byte): the median of the rows below 2 MiB and of those from 2 MiB, where the
+// executor's pool advises huge pages. Empty when the run has none (runs before it).
+scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
+  std::vector<double> small, huge;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeFirstTouch && c.tile_width > 0 && std::isfinite(c.ns_per_pixel))
+      (std::size_t(c.tile_width) >= tessera::detail::kHugePageBytes ? huge : small)
+          .push_back(std::max(0.0, c.ns_per_pixel));
+  scheduler::FirstTouchCost out;
+  if (!small.empty()) out.small_ns_per_byte = stats::median(small);
+  if (!huge.empty()) out.huge_ns_per_byte = stats::median(huge);
+  return out;
+}
+
 struct Found {
   std::optional<perfdb::RunData> comm;     // the complete P-3PC run perfdb::choose_run picks
   std::optional<perfdb::RunData> compute;  // newest complete run with compute costs
@@ -296,17 +313,23 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   if (found && found->compute) {
     out.params.compute = compute_of(*found->compute);
     out.params.copy = copy_of(*found->compute);
+    out.params.first_touch = first_touch_of(*found->compute);
     out.compute_source = "measured";
   }
   if (out.params.compute.empty() && !this_host && store) {
     if (auto local = find_in_store(*store, host); local && local->compute) {
       out.params.compute = compute_of(*local->compute);
       out.params.copy = copy_of(*local->compute);
+      out.params.first_touch = first_touch_of(*local->compute);
       out.compute_source = "borrowed from this machine (" + host + ")";
       out.notes.push_back("machine '" + name +
                           "' has no compute measurements; compute priced with this machine's (" + host + ")");
     }
   }
+  if (out.params.first_touch.empty() && !out.params.compute.empty())
+    out.notes.push_back(
+        "no first-touch measurements: the page faults of a process's first run are unpriced (rerun "
+        "tessera-bench)");
   if (out.params.copy.empty())
     out.notes.push_back(
         "no copy measurements: the library's local copies around messages are unpriced (rerun "
@@ -379,9 +402,14 @@ PlanResult plan_for(const PlanRequest& request) {
 std::string summary(const PlanResult& r) {
   const auto& c = r.search.chosen();
   char buf[128];
-  std::snprintf(buf, sizeof buf, " (%s, predicted %.1f us)",
+  std::snprintf(buf, sizeof buf, " (%s, predicted %.1f us",
                 std::string(scheduler::to_string(r.search.model)).c_str(), c.predicted.total);
-  return "plan " + describe(r.plan) + buf;
+  std::string line = "plan " + describe(r.plan) + buf;
+  if (r.cost.first_touch_us > 0) {
+    std::snprintf(buf, sizeof buf, "; a process's first run +%.1f us of page faults", r.cost.first_touch_us);
+    line += buf;
+  }
+  return line + ")";
 }
 
 }  // namespace tessera::planning

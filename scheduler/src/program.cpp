@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tessera/comm_plan.hpp"
+#include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/scheduler/compute.hpp"
 #include "tessera/scheduler/simulator.hpp"
@@ -60,6 +61,16 @@ ProgramDescription describe_program(const PipelineDescription& pl) {
   gather.operation = "output";
   gather.images = pl.gathers;
   p.steps.push_back(gather);
+  // As Program::run runs derivatives_program: the input's haloed tiles until the last
+  // pass, the outputs (read by nothing) computed straight into the root's result images
+  // from the first pass on.
+  using Extent = ProgramBuffer::Extent;
+  const int gather_step = int(p.steps.size()) - 1;
+  int first_pass = 0;
+  while (first_pass < gather_step && p.steps[std::size_t(first_pass)].kind != Kind::compute) ++first_pass;
+  for (int i = 0; i < pl.scatters; ++i) p.buffers.push_back({Extent::tile, Extent::tile, pl.halo, 0, gather_step - 1});
+  for (int i = 0; i < pl.gathers; ++i)
+    p.buffers.push_back({Extent::image, Extent::tile, {}, first_pass, gather_step + 1});
   return p;
 }
 
@@ -319,6 +330,12 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
   out.model = model_kind;
   out.compute_priced = g.compute_priced;
   out.phases = g.phases(plan);
+  if (!machine.first_touch.empty())
+    for (int r = 0; r < plan.procs(); ++r) {
+      const MappedBytes m = first_run_mapped(program, plan, r);
+      const double us = machine.first_touch.us(double(m.small), double(m.huge));
+      if (us > out.first_touch_us) out.first_touch_us = us, out.first_touch_bytes = m.total();
+    }
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& s = program.steps[i];
     const double us = g.step_us(i, program, plan);
@@ -339,6 +356,76 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
   return out;
 }
 }  // namespace
+
+MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank) {
+  if (rank < 0 || rank >= plan.procs())
+    throw InvalidArgument("rank " + std::to_string(rank) + " is not in plan " + describe(plan));
+  using Extent = ProgramBuffer::Extent;
+  const Partition part(program.width, program.height, plan.grid);
+  const Box tile = part.tile(rank);
+  auto floats_of = [&](const ProgramBuffer& b) {
+    switch (rank == 0 ? b.root : b.others) {
+      case Extent::none: return std::size_t(0);
+      case Extent::tile: return std::size_t(tile.width + 2 * b.halo.x) * std::size_t(tile.height + 2 * b.halo.y);
+      case Extent::image: return part.image().area();
+    }
+    return std::size_t(0);
+  };
+  using Cache = tessera::detail::BufferCache<int>;
+  Cache cache;
+  MappedBytes mapped;
+  // A request as allocate_floats makes it: malloc'd below the pool's threshold.
+  auto take = [&](std::size_t floats) -> std::optional<Cache::Buffer> {
+    const std::size_t bytes = floats * sizeof(float);
+    if (bytes < tessera::detail::kPooledFromBytes) return std::nullopt;
+    const std::size_t size = tessera::detail::pooled_size(bytes);
+    if (auto b = cache.take(size)) return b;
+    (size >= tessera::detail::kHugePageBytes ? mapped.huge : mapped.small) += size;
+    return Cache::Buffer{size, 0};
+  };
+  auto give = [&](std::optional<Cache::Buffer>& b) {
+    if (b) cache.give(*b, [](const Cache::Buffer&) {});
+    b.reset();
+  };
+  // One image through a phase's plan: its scratch buffers for the duration.
+  auto through = [&](const CommPlan& comm) {
+    std::optional<Cache::Buffer> scratch[3];
+    const Store stores[3] = {Store::staging, Store::received, Store::whole};
+    std::size_t k = 0;
+    for (Store s : stores) {
+      bool used = false;
+      for (const CommStep& st : comm.ranks[std::size_t(rank)])
+        used = used || (!st.inside_mpi && (st.store == s || (st.kind == StepKind::copy && st.from == s)));
+      if (used) scratch[k] = take(scratch_floats(s, part, rank));
+      ++k;
+    }
+    for (auto& b : scratch) give(b);
+  };
+  std::vector<std::optional<Cache::Buffer>> held(program.buffers.size());
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    const bool moves = step.kind == Kind::scatter || step.kind == Kind::gather;
+    const int images = moves ? std::max(1, step.images) : 1;
+    for (int image = 0; image < images; ++image) {
+      for (std::size_t b = 0; b < program.buffers.size(); ++b) {
+        const ProgramBuffer& buf = program.buffers[b];
+        if (buf.first == int(i) && (step.kind != Kind::gather || buf.image == image)) held[b] = take(floats_of(buf));
+      }
+      if (step.kind == Kind::scatter) through(scatter_plan(plan.scatter, part, step.halo));
+      if (step.kind == Kind::gather) {
+        through(gather_plan(plan.gather, part));
+        // A gather's own buffers go as soon as their image has been gathered.
+        for (std::size_t b = 0; b < program.buffers.size(); ++b) {
+          const ProgramBuffer& buf = program.buffers[b];
+          if (buf.first == int(i) && buf.last == int(i) && buf.image == image) give(held[b]);
+        }
+      }
+    }
+    for (std::size_t b = 0; b < program.buffers.size(); ++b)
+      if (program.buffers[b].last == int(i)) give(held[b]);
+  }
+  return mapped;
+}
 
 ProgramCost price_program(const ProgramDescription& program, const Plan& plan, ModelKind model,
                           const MachineParams& machine, int threads) {
@@ -371,6 +458,8 @@ nlohmann::json to_json(const ProgramCost& c) {
                      {"repeats", s.repeats},
                      {"us", s.us}});
   j["compute_priced"] = c.compute_priced;
+  j["first_run_extra_us"] = c.first_touch_us;
+  j["first_run_mapped_bytes"] = c.first_touch_bytes;
   return j;
 }
 
@@ -389,6 +478,11 @@ std::string format_program_cost(const ProgramCost& c) {
   };
   for (const auto& o : c.operations) row(o.operation, o.us);
   row("(all)", c.phases);
+  if (c.first_touch_us > 0) {
+    std::snprintf(line, sizeof line, "  a process's first run: +%.1f us (page faults of %.1f MiB fresh buffers)\n",
+                  c.first_touch_us, double(c.first_touch_bytes) / double(1 << 20));
+    out << line;
+  }
   out << "steps:\n";
   for (const auto& s : c.steps) {
     std::snprintf(line, sizeof line, "  %3zu %-9s %-30s x%-6g %11.1f\n", s.index,

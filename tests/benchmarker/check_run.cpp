@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -67,6 +68,8 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   std::set<std::pair<double, int>> kinds;
   std::set<int> threads;
   for (const auto& c : data.compute) {
+    EXPECT_TRUE(std::isfinite(c.ns_per_pixel)) << c.operation;
+    if (c.operation == pdb::kComputeFirstTouch) continue;  // a difference of two writes: may be ~0
     EXPECT_GT(c.ns_per_pixel, 0);
     if (c.operation != "derivatives") continue;  // other local costs (copies)
     ASSERT_TRUE(c.sigma && c.threads);
@@ -79,6 +82,14 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   const auto copies = std::count_if(data.compute.begin(), data.compute.end(),
                                     [](const auto& c) { return c.operation == pdb::kComputeCopy; });
   EXPECT_EQ(copies, 4);
+  // A fresh buffer's first touch, below and above 2 MiB (benchmarker first_touch_sizes).
+  std::set<int> touched;
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputeFirstTouch) {
+      touched.insert(c.tile_width);
+      EXPECT_EQ(c.tile_height, 1);
+    }
+  EXPECT_EQ(touched, (std::set<int>{1 << 20, 16 << 20}));
   // The operation library's primitive kernels, each on every primitive tile and thread
   // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction).
   std::map<std::string, int> primitives;

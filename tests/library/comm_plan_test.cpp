@@ -213,5 +213,33 @@ TEST(CommPlan, StoreContiguity) {
   EXPECT_FALSE(store_contiguous(Store::tile, {Box{0, 0, 2, 24}}, part, 0, Halo{2, 3}));
 }
 
+// The scratch buffers each rank's part of a plan allocates (what a first run maps for
+// them), by hand on 1024 x 512 in row strips of 1024 x 256 (P = 2) and 1024 x 128 (P = 4).
+TEST(CommPlan, ScratchBuffersOfEachRank) {
+  const Partition two(1024, 512, Grid{1, 2}), four(1024, 512, Grid{1, 4});
+  const std::size_t tile2 = 1024 * 256, tile4 = 1024 * 128, image = 1024 * 512;
+  auto scratch = [](const CommPlan& plan) {
+    std::vector<std::size_t> v;
+    for (int r = 0; r < plan.procs(); ++r) v.push_back(scratch_floats(plan, r));
+    return v;
+  };
+  using V = std::vector<std::size_t>;
+  // Flat tree and binomial tree at P = 2: rank 1 receives its tile contiguously, then
+  // copies it into its haloed tile; the root copies from the image.
+  EXPECT_EQ(scratch(scatter_plan(ScatterAlgorithm::oft, two, Halo{2, 2})), (V{0, tile2}));
+  EXPECT_EQ(scratch(scatter_plan(ScatterAlgorithm::sbt, two, Halo{2, 2})), (V{0, tile2}));
+  // MPI_Scatterv: every rank, the root too, receives its tile into its own buffer.
+  EXPECT_EQ(scratch(scatter_plan(ScatterAlgorithm::mpi, two, Halo{2, 2})), (V{tile2, tile2}));
+  // Broadcast: every other rank holds the whole image.
+  EXPECT_EQ(scratch(scatter_plan(ScatterAlgorithm::bcast, two, Halo{2, 2})), (V{0, image}));
+  // Binomial tree at P = 4: rank 2 relays ranks 2 and 3's tiles through its staging
+  // buffer, the leaves receive their own; gathering, rank 2 stages both on the way up
+  // and the others send from their outputs.
+  EXPECT_EQ(scratch(scatter_plan(ScatterAlgorithm::sbt, four, Halo{2, 2})), (V{0, tile4, 2 * tile4, tile4}));
+  EXPECT_EQ(scratch(gather_plan(GatherAlgorithm::sbt, four)), (V{0, 0, 2 * tile4, 0}));
+  EXPECT_EQ(scratch(gather_plan(GatherAlgorithm::oft, four)), (V{0, 0, 0, 0}));
+  EXPECT_EQ(scratch_floats(Store::tile, four, 1), 0u);  // given to the phase, not allocated by it
+}
+
 }  // namespace
 }  // namespace tessera

@@ -19,6 +19,7 @@
 #include "tessera/apps/gauss.hpp"
 #include "tessera/error.hpp"
 #include "tessera/pipeline.hpp"
+#include "tessera/scheduler/program.hpp"
 #include "tessera/session.hpp"
 
 namespace tessera {
@@ -479,6 +480,58 @@ TEST(Program, RunsCommunicateExactlyAsDescribed) {
   p.output("lo", min_of(a));
   p.output("f", filter2d(a, std::vector<float>(25, 0.04f)) - a);
   expect_run_matches_description(p, random_image(kW, kH, 10), "reductions");
+}
+
+// The first run of a program maps exactly the buffers the scheduler prices the first
+// run's page faults from (scheduler::first_run_mapped: the description's buffers and
+// the communication plans' scratch through the pool's own policy), on every rank of
+// every grid and algorithm; idle ranks map nothing.
+void expect_first_run_maps_as_predicted(const Program& program, const Image& image, const std::string& what) {
+  const Session& s = session();
+  const ProgramDescription d = program.describe(image.width(), image.height());
+  const std::pair<ScatterAlgorithm, GatherAlgorithm> algorithms[] = {
+      {ScatterAlgorithm::sbt, GatherAlgorithm::sbt},
+      {ScatterAlgorithm::oft, GatherAlgorithm::oft},
+      {ScatterAlgorithm::mpi, GatherAlgorithm::mpi},
+      {ScatterAlgorithm::bcast, GatherAlgorithm::oft}};
+  int checked = 0;
+  for (const Grid& g : grids_for(s.size())) {
+    if (!infeasibility(Partition(image.width(), image.height(), g), program.halo()).empty()) continue;
+    for (const auto& [scatter, gather] : algorithms) {
+      const Plan plan{g, scatter, gather, ExchangeAlgorithm::nonblocking};
+      release_free_image_buffers();  // a fresh process's pool
+      const std::size_t before = image_bytes_mapped();
+      { const ProgramResults r = program.run(s, image, plan); }
+      const std::size_t mapped = image_bytes_mapped() - before;
+      const std::size_t expected =
+          s.rank() < plan.procs() ? scheduler::first_run_mapped(d, plan, s.rank()).total() : 0;
+      EXPECT_EQ(mapped, expected) << what << " " << describe(plan) << " rank " << s.rank();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0) << what;
+}
+
+TEST(Program, FirstRunMapsTheBuffersTheSchedulerPredicts) {
+  // Large enough that tiles are pooled (>= 256 KiB) at most grids, the whole images
+  // past 2 MiB (huge pages), tiles at 7 ranks below it.
+  constexpr int w = 1030, h = 770;
+  GaussianOptions g;
+  g.sigma = 2.0;
+  expect_first_run_maps_as_predicted(apps::gauss_program(g), random_image(w, h, 11), "gauss");
+  apps::EdgesOptions e;
+  e.sigma = 1.5;
+  expect_first_run_maps_as_predicted(apps::edges_program(e), shapes_image(w, h), "edges");
+  apps::CornersOptions c;
+  expect_first_run_maps_as_predicted(apps::corners_program(c), shapes_image(w, h), "corners");
+  Program p;  // outputs with a halo (read by a later filter): packed before a gather
+  const DImage a = p.input();
+  const DImage b = filter2d(a, std::vector<float>(9, 1.0f / 9));
+  p.output("b", b);
+  p.output("b again", b);
+  p.output("f", filter2d(b, std::vector<float>(25, 0.04f)) - a);
+  p.output("m", mean(a));
+  expect_first_run_maps_as_predicted(p, random_image(w, h, 12), "halo outputs");
 }
 
 TEST(Program, InfeasiblePlansAndBadProgramsAreRefusedOnEveryRank) {

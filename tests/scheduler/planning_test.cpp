@@ -11,6 +11,7 @@
 #include "tessera/error.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/apps/describe.hpp"
+#include "tessera/scheduler/program.hpp"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -442,6 +443,29 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   filter.taps = 7;
   filter.tile_width = filter.tile_height = 64;
   EXPECT_FALSE(planning::primitive_point_of(filter));
+}
+
+// tessera-gauss plans with the derivative pipeline's description; the executor runs
+// gauss_program. Both must put the same fresh buffers in a first run, on every rank.
+TEST(Planning, ThePipelineDescriptionMapsWhatTheGaussProgramMaps) {
+  apps::DescribeOptions o;
+  o.sigma = 2;
+  for (auto [w, h] : {std::pair(1030, 770), std::pair(4096, 4096), std::pair(333, 200)}) {
+    const auto program = apps::describe_app("gauss", w, h, o);
+    GaussianOptions g;
+    g.sigma = 2;
+    const auto pipeline = scheduler::describe_program(describe_pipeline(w, h, g));
+    for (int procs : {1, 2, 3, 4, 6, 8})
+      for (const Grid& grid : {Grid{1, procs}, Grid{procs, 1}}) {
+        const Plan plan{grid, ScatterAlgorithm::sbt, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+        EXPECT_GT(scheduler::first_run_mapped(program, plan, 0).total(), 0u);  // the root's result images
+        for (int r = 0; r < procs; ++r) {
+          const auto a = scheduler::first_run_mapped(program, plan, r), b = scheduler::first_run_mapped(pipeline, plan, r);
+          EXPECT_EQ(a.small, b.small) << w << "x" << h << " " << describe(plan) << " rank " << r;
+          EXPECT_EQ(a.huge, b.huge) << w << "x" << h << " " << describe(plan) << " rank " << r;
+        }
+      }
+  }
 }
 
 TEST(Planning, AppProgramsHaveTheirExchangesAndLoops) {

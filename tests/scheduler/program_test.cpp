@@ -373,3 +373,41 @@ TEST(PrimitiveTable, InterpolatesInSizeThreadsAndTile) {
   EXPECT_FALSE(t.prices_pipeline());
   EXPECT_THROW(ComputeTable({}, {}, {{Primitive::pixelwise, 0, 0, 1, 8, 8, 1.0}}), InvalidArgument);
 }
+
+// A process's first run: the buffers each rank maps, through the pool's policy, and
+// their page faults at the measured rates — by hand. 1024 x 512 in two row strips of
+// 1024 x 256; one 5x5 filter (halo 2) computed straight into the root's result.
+TEST(ProgramPricing, FirstRunPageFaultsByHand) {
+  ProgramDescription p;
+  p.width = 1024;
+  p.height = 512;
+  p.halo = Halo{2, 2};
+  p.steps = {comm(ProgramStep::Kind::scatter, "input", 1, Halo{2, 2}), compute("f", Primitive::neighbourhood, 5),
+             comm(ProgramStep::Kind::gather, "output", 1)};
+  using E = ProgramBuffer::Extent;
+  p.buffers = {{E::tile, E::tile, Halo{2, 2}, 0, 1}, {E::image, E::tile, {}, 1, 3}};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  // Rank 0: its haloed tile, 1028 x 260 floats = 1069120 bytes, in 64 KiB units
+  // 1114112; the result image, 2 MiB, one huge page.
+  const MappedBytes root = first_run_mapped(p, plan, 0);
+  EXPECT_EQ(root.small, 1114112u);
+  EXPECT_EQ(root.huge, 2097152u);
+  // Rank 1: the haloed tile; the oft scatter's contiguous receive buffer (1 MiB), freed
+  // after the scatter; its output tile (1 MiB) reuses that buffer: nothing more mapped.
+  const MappedBytes other = first_run_mapped(p, plan, 1);
+  EXPECT_EQ(other.small, 1114112u + 1048576u);
+  EXPECT_EQ(other.huge, 0u);
+  EXPECT_THROW(first_run_mapped(p, plan, 2), InvalidArgument);
+
+  // 0.5 ns per byte below 2 MiB, 2 ns from 2 MiB: rank 0 pays 557056 + 4194304 ns,
+  // rank 1 1081344 ns; the run waits for the slower.
+  MachineParams m = machine({{Primitive::neighbourhood, 0, 5, 1, 8, 4, 6000}});
+  ProgramCost unmeasured = price_program(p, plan, ModelKind::p3pc, m);
+  EXPECT_EQ(unmeasured.first_touch_us, 0.0);  // no first-touch rows: unpriced
+  m.first_touch = {0.5, 2.0};
+  const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
+  EXPECT_NEAR(c.first_touch_us, 4751.36, 1e-6);
+  EXPECT_EQ(c.first_touch_bytes, 1114112u + 2097152u);
+  EXPECT_EQ(c.phases.total, unmeasured.phases.total);  // later runs do not pay it
+  EXPECT_NEAR(to_json(c)["first_run_extra_us"].get<double>(), 4751.36, 1e-6);
+}

@@ -103,6 +103,14 @@ struct StoreGeometry {
 };
 StoreGeometry store_geometry(Store store, const Partition& partition, int rank, Halo halo);
 
+/// Floats of the scratch buffer the executor allocates for `store` on `rank` when a
+/// step first uses it (staging: the rank's SBT subtree's tiles, received: its tile,
+/// whole: the image); 0 for the stores a phase is given (image, tile, output).
+std::size_t scratch_floats(Store store, const Partition& partition, int rank);
+/// Floats of every scratch buffer `rank`'s steps in `plan` use, each counted once: what
+/// one run of the phase allocates on that rank (a process's first run maps them fresh).
+std::size_t scratch_floats(const CommPlan& plan, int rank);
+
 /// True when `boxes` (in this order) lie back to back in memory in `store` of `rank`,
 /// so they travel as one contiguous run. The executor builds a contiguous datatype
 /// exactly when this holds, and the models price the side as contiguous.

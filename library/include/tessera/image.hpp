@@ -34,7 +34,21 @@ struct FreeFloats {
 };
 using FloatBuffer = std::unique_ptr<float[], FreeFloats>;
 FloatBuffer allocate_floats(std::size_t count);
+
+/// Fresh memory mapped exactly as an image buffer the pool cannot serve from its cache
+/// (huge pages advised from 2 MiB); release with unmap_fresh. tessera-bench times the
+/// first touch of such memory with it: what a process's first run pays per buffer.
+void* map_fresh(std::size_t bytes);
+void unmap_fresh(void* p, std::size_t bytes) noexcept;
 }  // namespace detail
+
+/// Bytes of image buffers this process has mapped from the kernel so far: each one's
+/// pages fault on first touch. Buffers the library's pool serves again (a program's
+/// later runs) are not counted, nor those below 256 KiB (plain malloc).
+std::size_t image_bytes_mapped();
+/// Gives the free image buffers the pool keeps for later images back to the kernel: the
+/// next images map (and first-touch) their memory again. Local.
+void release_free_image_buffers();
 
 /// An owning, contiguous float image (stride == width). Move-only.
 class Image {

@@ -75,11 +75,30 @@ struct ProgramStep {
   int bytes = 0;
 };
 
+/// An image-sized buffer one run allocates, as the executor allocates it: what a
+/// process's first run touches fresh (its pool serves later runs; pricing: the
+/// scheduler's first_touch_floats). Scratch buffers of the communication plans are not
+/// listed: the scheduler takes them from the plans themselves (scratch_floats).
+struct ProgramBuffer {
+  /// What the buffer is on a rank: nothing, the rank's tile plus `halo`, or the whole image.
+  enum class Extent { none, tile, image };
+  Extent root = Extent::tile;    ///< on rank 0
+  Extent others = Extent::tile;  ///< on every other working rank
+  Halo halo;                     ///< of a tile extent
+  /// Allocated during step `first`, released after step `last` (indices into steps);
+  /// last = steps.size() for a result image the run returns to its caller.
+  int first = 0, last = 0;
+  /// A gather step's buffers: which of its images (0-based) they serve; the executor
+  /// gathers one image after the other, each with its own scratch buffers.
+  int image = 0;
+};
+
 /// One run of a program on a width x height image.
 struct ProgramDescription {
   int width = 0, height = 0;
   Halo halo;  ///< the largest halo any tile buffer needs (plan feasibility)
   std::vector<ProgramStep> steps;
+  std::vector<ProgramBuffer> buffers;  ///< in order of allocation
 };
 
 }  // namespace tessera

@@ -120,11 +120,11 @@ struct Buffers {
       case Store::output:
         return const_cast<float*>(output);
       case Store::staging:
-        return ensure(staging, part.area_before(sbt_subtree_end(p.rank, part.procs())) - part.area_before(p.rank));
+        return ensure(staging, scratch_floats(store, part, p.rank));
       case Store::received:
-        return ensure(received, part.tile(p.rank).area());
+        return ensure(received, scratch_floats(store, part, p.rank));
       case Store::whole:
-        return ensure(whole, part.image().area());
+        return ensure(whole, scratch_floats(store, part, p.rank));
     }
     return nullptr;
   }

@@ -56,11 +56,9 @@ struct Run {
   // it gathers into: no tile for it, and no copy of its part at the gather.
   std::vector<Image> direct;
   std::vector<View> views;  // every computed node's w x h interior
-  std::vector<bool> is_output;
 
   bool computes_direct(int node) const {
-    const Halo h = l.buffer_halo[std::size_t(node)];
-    return team.rank() == 0 && is_output[std::size_t(node)] && h.x == 0 && h.y == 0 && node != g.input;
+    return team.rank() == 0 && l.direct[std::size_t(node)];
   }
   // Where `node`'s result goes (a tile with its halo, or the root's whole image).
   View fresh_view(int node) {
@@ -230,10 +228,7 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
   std::vector<bool> known(g.nodes.size(), false);
   if (team.active()) {
     Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}, nullptr,
-            std::vector<Image>(g.nodes.size()), std::vector<View>(g.nodes.size()),
-            std::vector<bool>(g.nodes.size(), false)};
-    for (const auto& o : g.outputs)
-      if (o.value.image) run.is_output[std::size_t(o.value.id)] = true;
+            std::vector<Image>(g.nodes.size()), std::vector<View>(g.nodes.size())};
     run.trace = &results.communication;
     // Built before the clock starts: plans and datatypes are set up once per run.
     const Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);

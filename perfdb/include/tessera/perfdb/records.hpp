@@ -161,6 +161,7 @@ struct LoggpRange {
 ///    pipeline's 1-D passes (describe_pipeline().passes: what the cost scales with);
 ///    ns per interior pixel of the tile for the whole set.
 ///  - operation "copy" (kComputeCopy, below): the library's local copies.
+///  - operation "first_touch" (kComputeFirstTouch, below): fresh buffers' page faults.
 struct ComputeCost {
   std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
   std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
@@ -181,6 +182,11 @@ inline constexpr char kComputeDerivatives[] = "derivatives";
 /// The copies around messages: `tile_height` rows of `tile_width` floats copied between
 /// strided buffers; axis "x", taps 1, ns per float.
 inline constexpr char kComputeCopy[] = "copy";
+/// A process's first touch of a freshly mapped buffer (tessera::detail::map_fresh, as
+/// the executor's pool maps one), beyond writing it again: page faults and the kernel's
+/// zeroing. `tile_width` is the buffer's size in bytes, tile_height 1, taps 1, axis "";
+/// ns_per_pixel holds ns per byte.
+inline constexpr char kComputeFirstTouch[] = "first_touch";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:

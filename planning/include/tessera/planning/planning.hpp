@@ -105,7 +105,9 @@ PlanResult plan_for(const PlanRequest& request);
 /// The same with parameters already loaded (no database access).
 PlanResult plan_for(const PlanRequest& request, const LoadedMachine& machine);
 
-/// One line for users: "plan 2x8 scatter=sbt ... (p3pc, predicted 1234.5 us)".
+/// One line for users: "plan 2x8 scatter=sbt ... (p3pc, predicted 1234.5 us)", with
+/// what a process's first run adds when first touch was measured ("; a process's first
+/// run +N us of page faults").
 std::string summary(const PlanResult& result);
 
 }  // namespace tessera::planning

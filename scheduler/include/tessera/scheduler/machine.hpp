@@ -68,6 +68,18 @@ struct CopyCost {
   bool empty() const { return per_row_ns == 0 && per_float_ns == 0; }
 };
 
+/// What touching freshly mapped memory costs beyond writing it again (the kernel's page
+/// fault and zeroing), ns per byte: with 4 KiB pages (buffers below 2 MiB) and with huge
+/// pages advised (2 MiB and up), as the executor's pool maps them. tessera-bench's
+/// "first_touch" rows; empty: not measured (first runs unpriced).
+struct FirstTouchCost {
+  double small_ns_per_byte = 0, huge_ns_per_byte = 0;
+  bool empty() const { return small_ns_per_byte == 0 && huge_ns_per_byte == 0; }
+  double us(double small_bytes, double huge_bytes) const {
+    return (small_bytes * small_ns_per_byte + huge_bytes * huge_ns_per_byte) / 1000.0;
+  }
+};
+
 /// One timed copy: `rows` rows of `row_floats` floats took `us` µs.
 struct CopySample {
   double rows = 0, row_floats = 0, us = 0;
@@ -127,6 +139,7 @@ struct MachineParams {
   LogpcParams logpc;
   ComputeTable compute;
   CopyCost copy;  ///< local copies and mirroring around the communication
+  FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
   Placement placement;
 
   /// The P-3PC table of `level`, or of the other level if that one is empty.

@@ -49,6 +49,21 @@ int compute_threads(const Placement& placement, int procs);
 /// max(1, ranks / q) / max(1, 1 / q).
 double compute_rounds(const Placement& placement, int procs);
 
+/// Bytes of image buffers `rank` maps from the kernel in a process's first run of
+/// `program` under `plan` (nothing freed before): the program's buffers
+/// (ProgramDescription::buffers) and the scratch of the scatter and gather plans
+/// (scratch_floats), allocated and released in step order through the executor's pool
+/// policy (detail::BufferCache): a request it serves from a buffer freed earlier in the
+/// run maps nothing. Split at 2 MiB, where the pool advises huge pages. Buffers below
+/// the pool's threshold (malloc'd) and MPI's own buffers are not counted. Throws
+/// InvalidArgument for a rank outside the plan.
+struct MappedBytes {
+  std::size_t small = 0;  ///< in buffers below 2 MiB (4 KiB pages)
+  std::size_t huge = 0;   ///< in buffers of 2 MiB and up (huge pages advised)
+  std::size_t total() const { return small + huge; }
+};
+MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank);
+
 /// Cost of one step in one run of the program, µs: every image it moves and every
 /// repetition (loops) included; compute on the slowest tile class, times the rounds an
 /// oversubscribed node needs.
@@ -81,6 +96,11 @@ struct ProgramCost {
   std::vector<StepCost> steps;            ///< in program order
   std::vector<OperationCost> operations;  ///< in order of first appearance
   bool compute_priced = false;            ///< false: the machine has no compute measurements (compute 0)
+  /// What a process's first run pays on top of phases.total: the page faults of the
+  /// buffers it maps (first_run_mapped, MachineParams::first_touch) on the rank that
+  /// maps the most; 0 when first touch was not measured. Later runs reuse the buffers.
+  double first_touch_us = 0;
+  std::size_t first_touch_bytes = 0;  ///< on that rank
 };
 
 /// Prices `program` under `plan` on `machine` with `model`, simulating every phase
