@@ -182,6 +182,9 @@ void print_json(const Options& o, const planning::PlanResult& result, const plan
                                              {"passed", machine.p3pc_quality->passed}}
                             : nlohmann::json(nullptr);
   doc["image"] = {{"width", o.width}, {"height", o.height}, {"sigma", o.request.options.sigma}};
+  // What a process's first run of the chosen plan adds (0: first touch not measured).
+  doc["first_run_extra_us"] = result.cost.first_touch_us;
+  doc["first_run_mapped_bytes"] = result.cost.first_touch_bytes;
   if (o.app) {
     doc["app"] = *o.app;
     if (o.app_options.rho) doc["image"]["rho"] = *o.app_options.rho;

@@ -330,12 +330,19 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
   out.model = model_kind;
   out.compute_priced = g.compute_priced;
   out.phases = g.phases(plan);
-  if (!machine.first_touch.empty())
+  if (!machine.first_touch.empty()) {
+    const Placement place = machine.placement;
+    const int threads_used = threads > 0 ? threads : compute_threads(place, plan.procs());
+    double in_messages = 0, in_compute = 0;
     for (int r = 0; r < plan.procs(); ++r) {
       const MappedBytes m = first_run_mapped(program, plan, r);
-      const double us = machine.first_touch.us(double(m.small), double(m.huge));
-      if (us > out.first_touch_us) out.first_touch_us = us, out.first_touch_bytes = m.total();
+      in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
+      in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
+                                            double(std::max(1, threads_used)));
+      out.first_touch_bytes = std::max(out.first_touch_bytes, m.total());
     }
+    out.first_touch_us = in_messages + in_compute;
+  }
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& s = program.steps[i];
     const double us = g.step_us(i, program, plan);
@@ -375,12 +382,15 @@ MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan
   Cache cache;
   MappedBytes mapped;
   // A request as allocate_floats makes it: malloc'd below the pool's threshold.
+  bool computing = false;  // the step allocating is a compute step
   auto take = [&](std::size_t floats) -> std::optional<Cache::Buffer> {
     const std::size_t bytes = floats * sizeof(float);
     if (bytes < tessera::detail::kPooledFromBytes) return std::nullopt;
     const std::size_t size = tessera::detail::pooled_size(bytes);
     if (auto b = cache.take(size)) return b;
-    (size >= tessera::detail::kHugePageBytes ? mapped.huge : mapped.small) += size;
+    const bool huge = size >= tessera::detail::kHugePageBytes;
+    (huge ? mapped.huge : mapped.small) += size;
+    if (computing) (huge ? mapped.compute_huge : mapped.compute_small) += size;
     return Cache::Buffer{size, 0};
   };
   auto give = [&](std::optional<Cache::Buffer>& b) {
@@ -404,6 +414,7 @@ MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan
   std::vector<std::optional<Cache::Buffer>> held(program.buffers.size());
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& step = program.steps[i];
+    computing = step.kind == Kind::compute;
     const bool moves = step.kind == Kind::scatter || step.kind == Kind::gather;
     const int images = moves ? std::max(1, step.images) : 1;
     for (int image = 0; image < images; ++image) {

@@ -60,6 +60,9 @@ double compute_rounds(const Placement& placement, int procs);
 struct MappedBytes {
   std::size_t small = 0;  ///< in buffers below 2 MiB (4 KiB pages)
   std::size_t huge = 0;   ///< in buffers of 2 MiB and up (huge pages advised)
+  /// Of those, in buffers a compute step writes first (its threads fault them in
+  /// parallel); the others a scatter or gather writes first, on one thread.
+  std::size_t compute_small = 0, compute_huge = 0;
   std::size_t total() const { return small + huge; }
 };
 MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank);
@@ -97,10 +100,14 @@ struct ProgramCost {
   std::vector<OperationCost> operations;  ///< in order of first appearance
   bool compute_priced = false;            ///< false: the machine has no compute measurements (compute 0)
   /// What a process's first run pays on top of phases.total: the page faults of the
-  /// buffers it maps (first_run_mapped, MachineParams::first_touch) on the rank that
-  /// maps the most; 0 when first touch was not measured. Later runs reuse the buffers.
+  /// buffers it maps (first_run_mapped, at MachineParams::first_touch's rates). Those
+  /// of buffers a scatter or gather writes first are added up over the ranks (a
+  /// message waits for its receiver's faults: exact for flat trees, high for deeper
+  /// ones); those a compute step writes first count on the rank that maps the most,
+  /// shared by its compute threads. 0 when first touch was not measured. Later runs
+  /// reuse the buffers.
   double first_touch_us = 0;
-  std::size_t first_touch_bytes = 0;  ///< on that rank
+  std::size_t first_touch_bytes = 0;  ///< the most any rank maps
 };
 
 /// Prices `program` under `plan` on `machine` with `model`, simulating every phase
