@@ -18,6 +18,7 @@
 
 #include "compute_bench.hpp"
 #include "copy_bench.hpp"
+#include "mpi/phase_call.hpp"
 #include "mpi/driver.hpp"
 #include "mpi/modes.hpp"
 #include "options.hpp"
@@ -218,6 +219,8 @@ class Measurement {
 
   bool run_compute() {
     const double budget = opt_.budget(tb::Mode::compute);
+    std::optional<tessera::Team> solo;  // rank 0 alone, for the executor's own fixed cost
+    if (!agreed([&] { solo.emplace(session_.team(1)); })) return false;
     const bool ok = agreed([&] {
       if (!session_.is_root()) return;
       auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
@@ -234,6 +237,8 @@ class Measurement {
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());
+        // What running a phase's plan costs before it moves or copies anything.
+        copies.push_back(tb::time_phase_call(*solo));
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
         const double left = std::max(0.2 * given, given - seconds_since(t0));

@@ -165,7 +165,12 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
     if (c.operation == perfdb::kComputeCopy && c.tile_width >= 1 && c.tile_height >= 1 && c.ns_per_pixel > 0)
       samples.push_back({double(c.tile_height), double(c.tile_width),
                          c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
-  return samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
+  scheduler::CopyCost out = samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
+  // The executor's fixed cost per plan run (runs before it: none measured, 0).
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputePhaseCall && std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0)
+      out.call_us = c.ns_per_pixel / 1000.0;
+  return out;
 }
 
 // First touch of fresh buffers (operation "first_touch": tile_width bytes mapped, ns

@@ -402,7 +402,7 @@ double simulate_us(const CommPlan& plan, const CostModel& model, const Placement
 }  // namespace
 
 double price_plan(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
-  if (!plan.uses_mpi_collective()) return simulate_us(plan, model, placement, copy);
+  if (!plan.uses_mpi_collective()) return copy.call_us + simulate_us(plan, model, placement, copy);
   // MPI's collective moves the messages of our flat tree or binomial tree, whichever its
   // tuning picks, as the paper prices MPI without a measurement of its own; the copies
   // the library makes around it come on top.
@@ -413,7 +413,7 @@ double price_plan(const CommPlan& plan, const CostModel& model, const Placement&
   else
     own = std::min(simulate_us(gather_plan(GatherAlgorithm::oft, plan.partition), model, placement, copy),
                    simulate_us(gather_plan(GatherAlgorithm::sbt, plan.partition), model, placement, copy));
-  return own + collective_copies_us(plan, copy);
+  return copy.call_us + own + collective_copies_us(plan, copy);
 }
 
 namespace detail {
@@ -534,6 +534,10 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
       faster(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]) +
       (fast ? collective_copies_fast(CommPhase::gather, partition, copy)
             : collective_copies_us(gather_plan(GatherAlgorithm::mpi, partition), copy));
+  // Every run of a plan costs the executor its fixed overhead first.
+  for (double& t : c.scatter) t += copy.call_us;
+  for (double& t : c.gather) t += copy.call_us;
+  for (double& t : c.exchange) t += copy.call_us;
   return c;
 }
 

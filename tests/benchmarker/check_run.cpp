@@ -90,6 +90,10 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
       EXPECT_EQ(c.tile_height, 1);
     }
   EXPECT_EQ(touched, (std::set<int>{1 << 20, 16 << 20}));
+  // The executor's fixed cost per plan run: one row, a positive time.
+  EXPECT_EQ(std::count_if(data.compute.begin(), data.compute.end(),
+                          [](const auto& c) { return c.operation == pdb::kComputePhaseCall; }),
+            1);
   // The operation library's primitive kernels, each on every primitive tile and thread
   // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction).
   std::map<std::string, int> primitives;

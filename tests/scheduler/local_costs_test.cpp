@@ -208,6 +208,29 @@ TEST(LocalWork, OneRankPaysItsPlansLocalSteps) {
   }
 }
 
+TEST(LocalWork, EveryPlanRunPaysTheExecutorsFixedCost) {
+  // The same plans with and without a fixed cost per run: every algorithm of every
+  // phase costs exactly that much more, at one rank (where an in-place gather then costs
+  // only it) and at four, simulated and in closed form; price_plan agrees.
+  const CopyCost without{3.0, 0.25}, with{3.0, 0.25, 0.07};
+  const auto mp = machine(linear_table(), with);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  for (const Grid grid : {Grid{1, 1}, Grid{2, 2}}) {
+    const Partition part(40, 32, grid);
+    const Halo halo{2, 3};
+    for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+      const auto a = price_communication(*m, part, halo, mp.placement, pr, nullptr, without);
+      const auto b = price_communication(*m, part, halo, mp.placement, pr, nullptr, with);
+      for (std::size_t i = 0; i < a.scatter.size(); ++i) EXPECT_NEAR(b.scatter[i], a.scatter[i] + 0.07, 1e-9);
+      for (std::size_t i = 0; i < a.gather.size(); ++i) EXPECT_NEAR(b.gather[i], a.gather[i] + 0.07, 1e-9);
+      for (std::size_t i = 0; i < a.exchange.size(); ++i) EXPECT_NEAR(b.exchange[i], a.exchange[i] + 0.07, 1e-9);
+      if (grid.x * grid.y == 1) EXPECT_NEAR(b.gather[int(GatherAlgorithm::oft)], 0.07, 1e-12);
+      for (GatherAlgorithm g : kGatherAlgorithms)
+        EXPECT_NEAR(b.gather[int(g)], price_plan(gather_plan(g, part), *m, mp.placement, with), 1e-9);
+    }
+  }
+}
+
 TEST(Log3pRows, NoncontiguousCostIsPerBlock) {
   MachineParams mp;
   mp.name = "log3p";

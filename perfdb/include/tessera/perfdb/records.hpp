@@ -162,6 +162,7 @@ struct LoggpRange {
 ///    ns per interior pixel of the tile for the whole set.
 ///  - operation "copy" (kComputeCopy, below): the library's local copies.
 ///  - operation "first_touch" (kComputeFirstTouch, below): fresh buffers' page faults.
+///  - operation "phase_call" (kComputePhaseCall, below): the executor's cost per plan run.
 struct ComputeCost {
   std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
   std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
@@ -187,6 +188,9 @@ inline constexpr char kComputeCopy[] = "copy";
 /// zeroing. `tile_width` is the buffer's size in bytes, tile_height 1, taps 1, axis "";
 /// ns_per_pixel holds ns per byte.
 inline constexpr char kComputeFirstTouch[] = "first_touch";
+/// The executor's fixed cost of running one phase's plan once (a plan of no steps: one
+/// rank's in-place gather); tile 1x1, taps 1, axis ""; ns_per_pixel holds ns per run.
+inline constexpr char kComputePhaseCall[] = "phase_call";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:

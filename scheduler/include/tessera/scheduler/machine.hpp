@@ -62,6 +62,10 @@ struct P3pcTable {
 /// per_float_ns) ns. Zero (unpriced) until measured.
 struct CopyCost {
   double per_row_ns = 0, per_float_ns = 0;
+  /// The executor's fixed cost of running one phase's plan once, before it moves or
+  /// copies anything (tessera-bench's phase_call row, timed after a sweep through the
+  /// caches as in a pipeline), µs; added to every scatter, exchange and gather run.
+  double call_us = 0;
   double us(double rows, double row_floats) const {
     return rows > 0 && row_floats > 0 ? rows * (per_row_ns + row_floats * per_float_ns) / 1000.0 : 0.0;
   }

@@ -1,0 +1,46 @@
+#include "phase_call.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "../stats.hpp"
+#include "tessera/distributed.hpp"
+#include "tessera/error.hpp"
+#include "tessera/image.hpp"
+
+namespace tessera::bench {
+
+perfdb::ComputeCost time_phase_call(const Team& solo, int samples, int calls) {
+  if (samples < 1 || calls < 1) throw InvalidArgument("phase call timing needs at least one sample of one call");
+  // One rank's gather whose output is already in place in the image: a plan of no
+  // steps, so a run is the executor's fixed cost alone.
+  const Partition partition(64, 64, Grid{1, 1});
+  const Gather gather(solo, partition, GatherAlgorithm::oft);
+  Image whole(64, 64, 0.0f);
+  const ConstView in_place = whole.view();
+  using Clock = std::chrono::steady_clock;
+  // In a pipeline a phase starts after a compute sweep has streamed megabytes through
+  // the caches: the executor's code and data are cold. Each sample runs after such a
+  // sweep, as tessera-validate measures a phase.
+  std::vector<float> sweep(std::size_t(4) << 20);
+  std::vector<double> ns;
+  for (int s = 0; s < samples + 1; ++s) {  // the first sample warms up
+    std::fill(sweep.begin(), sweep.end(), float(s));
+    const auto t0 = Clock::now();
+    for (int c = 0; c < calls; ++c) gather.run(in_place, whole);
+    const auto t1 = Clock::now();
+    if (s > 0) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / calls);
+  }
+  const Summary sum = summarize(ns);
+  perfdb::ComputeCost c;
+  c.operation = std::string(perfdb::kComputePhaseCall);
+  c.taps = 1;
+  c.tile_width = c.tile_height = 1;
+  c.ns_per_pixel = sum.median;
+  c.q1 = sum.q1;
+  c.q3 = sum.q3;
+  return c;
+}
+
+}  // namespace tessera::bench
