@@ -52,12 +52,17 @@ struct PrimitiveKernel {
   const char* operation = perfdb::kComputePixelwise;
   int size = 1;
   const char* axis = "";
+  /// Timed on the middle primitive tile only (its cost per pixel does not follow the
+  /// tile: planning takes the nearest tile's cost anyway).
+  bool one_tile = false;
 };
 
 /// The kernels tessera-bench times: pixel-wise sweeps of 1 and several fused ops (so
 /// a + b ops can be fitted), separable passes of several tap counts along x and y,
 /// 3x3 and 5x5 neighbourhoods, the reduction sweep (the exact sum's: the costliest of
-/// reduce_local's sweeps, which prices min, max and count too).
+/// reduce_local's sweeps, which prices min, max and count too), and the neighbourhood
+/// operations with kernels of their own: non-maximum suppression, local maxima, a
+/// hysteresis round.
 /// `quick` keeps the fewest that still bracket each cost line.
 std::vector<PrimitiveKernel> primitive_kernels(bool quick);
 

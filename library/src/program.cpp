@@ -609,7 +609,12 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         break;
       }
       case Stage::Kind::neighbourhood: {
-        ProgramStep* s = compute(first.label, Primitive::neighbourhood);
+        // Each neighbourhood operation is its own kernel: a vectorised filter costs a
+        // fraction of what non-maximum suppression's atan2 per pixel does.
+        const Primitive p = first.op == Op::nms         ? Primitive::nms
+                            : first.op == Op::local_max ? Primitive::local_max
+                                                        : Primitive::neighbourhood;
+        ProgramStep* s = compute(first.label, p);
         s->taps = first.op == Op::filter2d && first.taps.size() == 25 ? 5 : 3;
         break;
       }
@@ -627,7 +632,7 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         const int loop = int(d.steps.size());
         ProgramStep* e = step(ProgramStep::Kind::exchange, first.label);
         e->halo = l.buffer_halo[std::size_t(st.nodes.front())];
-        compute(first.label, Primitive::neighbourhood)->taps = 3;
+        compute(first.label, Primitive::hysteresis)->taps = 3;
         ProgramStep* r = step(ProgramStep::Kind::reduce, first.label);
         r->images = kHysteresisWords;
         r->bytes = 8 * r->images;

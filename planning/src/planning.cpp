@@ -111,6 +111,9 @@ std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::Comput
   else if (c.operation == perfdb::kComputeSeparable) p.primitive = Primitive::separable;
   else if (c.operation == perfdb::kComputeNeighbourhood) p.primitive = Primitive::neighbourhood;
   else if (c.operation == perfdb::kComputeReduction) p.primitive = Primitive::reduction;
+  else if (c.operation == perfdb::kComputeNms) p.primitive = Primitive::nms;
+  else if (c.operation == perfdb::kComputeLocalMax) p.primitive = Primitive::local_max;
+  else if (c.operation == perfdb::kComputeHysteresis) p.primitive = Primitive::hysteresis;
   else return std::nullopt;
   if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0) ||
       !std::isfinite(c.ns_per_pixel) || (c.threads && *c.threads < 1))
@@ -330,6 +333,16 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
       out.notes.push_back("machine '" + name +
                           "' has no compute measurements; compute priced with this machine's (" + host + ")");
     }
+  }
+  {
+    const auto& c = out.params.compute;
+    std::string older;
+    for (Primitive p : {Primitive::nms, Primitive::local_max, Primitive::hysteresis})
+      if (c.has_own_primitive(Primitive::neighbourhood) && !c.has_own_primitive(p))
+        older += (older.empty() ? "" : ", ") + std::string(to_string(p));
+    if (!older.empty())
+      out.notes.push_back("no " + older + " measurements: priced as a 3x3 filter, far cheaper than their own kernels "
+                          "(rerun tessera-bench)");
   }
   if (out.params.first_touch.empty() && !out.params.compute.empty())
     out.notes.push_back(

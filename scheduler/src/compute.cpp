@@ -31,12 +31,19 @@ int pipeline_taps(const PipelineDescription& pipeline) {
 }
 
 namespace {
+bool neighbourhood_like(Primitive p) {
+  return p == Primitive::nms || p == Primitive::local_max || p == Primitive::hysteresis;
+}
+
 int primitive_group(Primitive primitive, int axis) {
   switch (primitive) {
     case Primitive::pixelwise: return 0;
     case Primitive::separable: return axis == 0 ? 1 : 2;
     case Primitive::neighbourhood: return 3;
     case Primitive::reduction: return 4;
+    case Primitive::nms: return 5;
+    case Primitive::local_max: return 6;
+    case Primitive::hysteresis: return 7;
   }
   return 0;
 }
@@ -187,9 +194,14 @@ double ComputeTable::pipeline_ns_per_pixel(int taps, int threads, int w, int h) 
   return ns * double(g.threads) / double(threads);
 }
 
-bool ComputeTable::has_primitive(Primitive primitive) const {
+bool ComputeTable::has_own_primitive(Primitive primitive) const {
   if (primitive == Primitive::separable) return !primitive_groups_[1].empty() || !primitive_groups_[2].empty();
   return !primitive_groups_[std::size_t(primitive_group(primitive, 0))].empty();
+}
+
+bool ComputeTable::has_primitive(Primitive primitive) const {
+  return has_own_primitive(primitive) ||
+         (neighbourhood_like(primitive) && has_own_primitive(Primitive::neighbourhood));
 }
 
 double ComputeTable::at_size(const PrimThreads& group, int size, double log_area) {
@@ -211,8 +223,12 @@ double ComputeTable::at_size(const PrimThreads& group, int size, double log_area
 double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w,
                                             int h) const {
   const auto& own = primitive_groups_[std::size_t(primitive_group(primitive, axis))];
-  const auto& groups =
-      own.empty() && primitive == Primitive::separable ? primitive_groups_[std::size_t(axis == 0 ? 2 : 1)] : own;
+  // Fallbacks: a separable pass along the other axis; a neighbourhood operation a
+  // database written before it had rows of its own measured as a 3x3 filter.
+  const auto& groups = !own.empty()                           ? own
+                       : primitive == Primitive::separable    ? primitive_groups_[std::size_t(axis == 0 ? 2 : 1)]
+                       : neighbourhood_like(primitive)         ? primitive_groups_[3]
+                                                              : own;
   if (groups.empty())
     throw InvalidArgument("no '" + std::string(to_string(primitive)) +
                           "' compute measurements for this machine (run tessera-bench --modes compute, "

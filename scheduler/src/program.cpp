@@ -166,7 +166,7 @@ double step_pixels(const ProgramStep& s, int w, int h) {
 }
 
 int step_size(const ProgramStep& s) {
-  return s.primitive == Primitive::separable || s.primitive == Primitive::neighbourhood ? s.taps : s.ops;
+  return s.primitive == Primitive::pixelwise || s.primitive == Primitive::reduction ? s.ops : s.taps;
 }
 
 // Compute of every step on the slowest tile class, µs per step (every repeat), from the

@@ -95,20 +95,23 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
                           [](const auto& c) { return c.operation == pdb::kComputePhaseCall; }),
             1);
   // The operation library's primitive kernels, each on every primitive tile and thread
-  // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction).
+  // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction, and one
+  // each of NMS, local maxima and a hysteresis round).
   std::map<std::string, int> primitives;
   for (const auto& c : data.compute)
     for (const char* op : {pdb::kComputePixelwise, pdb::kComputeSeparable, pdb::kComputeNeighbourhood,
-                           pdb::kComputeReduction})
+                           pdb::kComputeReduction, pdb::kComputeNms, pdb::kComputeLocalMax, pdb::kComputeHysteresis})
       if (c.operation == op) {
         ++primitives[c.operation];
         EXPECT_TRUE(c.threads) << c.operation;
         EXPECT_GE(c.taps, 1) << c.operation;
       }
-  ASSERT_EQ(primitives.size(), 4u);
+  ASSERT_EQ(primitives.size(), 7u);
   EXPECT_EQ(primitives[pdb::kComputePixelwise] * 2, primitives[pdb::kComputeSeparable]);
   EXPECT_EQ(primitives[pdb::kComputeNeighbourhood], primitives[pdb::kComputePixelwise]);
   EXPECT_EQ(primitives[pdb::kComputeReduction] * 2, primitives[pdb::kComputePixelwise]);
+  for (const char* op : {pdb::kComputeNms, pdb::kComputeLocalMax, pdb::kComputeHysteresis})
+    EXPECT_EQ(primitives[op] * 3, primitives[pdb::kComputeReduction]) << op;  // --quick: one tile of three
 }
 
 TEST(BenchRun, FailedRunIsNeverComplete) {

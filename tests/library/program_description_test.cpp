@@ -120,8 +120,9 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   EXPECT_EQ(d.steps[1].halo, (Halo{4, 4}));
   EXPECT_EQ(d.steps[9].halo, (Halo{1, 1}));
   EXPECT_EQ(d.steps[9].images, 1);  // only M: the derivatives are read at the centre only
-  EXPECT_EQ(d.steps[10].primitive, Primitive::neighbourhood);
+  EXPECT_EQ(d.steps[10].primitive, Primitive::nms);  // its own kernel, not a 3x3 filter's
   EXPECT_EQ(d.steps[10].taps, 3);
+  EXPECT_EQ(d.steps[16].primitive, Primitive::hysteresis);
   EXPECT_EQ(d.steps[8].images, 2);  // max: {extreme, seen}, two 8-byte words
   EXPECT_EQ(d.steps[8].bytes, 16);
   EXPECT_EQ(d.steps[17].images, 1);  // hysteresis: "changed?" as one word

@@ -374,6 +374,27 @@ TEST(PrimitiveTable, InterpolatesInSizeThreadsAndTile) {
   EXPECT_THROW(ComputeTable({}, {}, {{Primitive::pixelwise, 0, 0, 1, 8, 8, 1.0}}), InvalidArgument);
 }
 
+TEST(PrimitiveTable, NeighbourhoodKernelsOfTheirOwnAndTheFallbackOfOlderDatabases) {
+  // Measured: NMS at 33 ns, a 3x3 filter at 1 ns: each is priced from its own points.
+  const ComputeTable t({}, {},
+                       {{Primitive::neighbourhood, 0, 3, 1, 64, 64, 1.0},
+                        {Primitive::nms, 0, 3, 1, 64, 64, 33.0},
+                        {Primitive::hysteresis, 0, 3, 1, 64, 64, 8.0},
+                        {Primitive::hysteresis, 0, 3, 2, 64, 64, 8.0}});
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::nms, 0, 3, 1, 64, 64), 33.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::neighbourhood, 0, 3, 1, 64, 64), 1.0);
+  // A hysteresis round runs on one thread: measured so, two threads do not halve it.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::hysteresis, 0, 3, 2, 64, 64), 8.0);
+  // local_max was not measured (a database written before it had rows): priced as a
+  // 3x3 filter, as it was then.
+  EXPECT_TRUE(t.has_primitive(Primitive::local_max));
+  EXPECT_FALSE(t.has_own_primitive(Primitive::local_max));
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::local_max, 0, 3, 1, 64, 64), 1.0);
+  const ComputeTable none({}, {}, {{Primitive::pixelwise, 0, 1, 1, 64, 64, 2.0}});
+  EXPECT_FALSE(none.has_primitive(Primitive::nms));
+  EXPECT_THROW(none.primitive_ns_per_pixel(Primitive::nms, 0, 3, 1, 64, 64), InvalidArgument);
+}
+
 // A process's first run: the buffers each rank maps, through the pool's policy, and
 // their page faults at the measured rates — by hand. 1024 x 512 in two row strips of
 // 1024 x 256; one 5x5 filter (halo 2) computed straight into the root's result.

@@ -23,6 +23,9 @@ enum class Primitive {
   separable,      ///< one 1-D filter pass of `taps` taps along `axis`
   neighbourhood,  ///< a taps x taps 2-D neighbourhood operation (taps 3 or 5)
   reduction,      ///< a local sweep folding the pixels into `ops` scalars
+  nms,            ///< non-maximum suppression along each pixel's gradient direction (taps 3)
+  local_max,      ///< 3x3 local maxima (taps 3)
+  hysteresis,     ///< one round of edge growth: a scan and a flood fill, one thread (taps 3)
 };
 inline std::string_view to_string(Primitive p) {
   switch (p) {
@@ -30,6 +33,9 @@ inline std::string_view to_string(Primitive p) {
     case Primitive::separable: return "separable";
     case Primitive::neighbourhood: return "neighbourhood";
     case Primitive::reduction: return "reduction";
+    case Primitive::nms: return "nms";
+    case Primitive::local_max: return "local_max";
+    case Primitive::hysteresis: return "hysteresis";
   }
   return "?";
 }

@@ -200,6 +200,14 @@ inline constexpr char kComputePixelwise[] = "pixelwise";
 inline constexpr char kComputeSeparable[] = "separable";
 /// A `taps` x `taps` 2-D neighbourhood filter (taps 3 or 5); axis "xy".
 inline constexpr char kComputeNeighbourhood[] = "neighbourhood";
+/// Non-maximum suppression along each pixel's gradient direction (tessera::nms's
+/// kernel), `taps` 3, axis "xy"; inputs a magnitude and two gradients of noise.
+inline constexpr char kComputeNms[] = "nms";
+/// 3x3 local maxima (tessera::local_max's kernel), `taps` 3, axis "xy".
+inline constexpr char kComputeLocalMax[] = "local_max";
+/// One round of hysteresis's edge growth (a scan and a flood fill; one thread whatever
+/// `threads` says), `taps` 3, axis "xy"; edges 2 % of the pixels, weak 20 %, random.
+inline constexpr char kComputeHysteresis[] = "hysteresis";
 /// A reduction sweep folding the tile into `taps` scalars (the exact sum's sweep, taps 1; before
 /// the executor's kernels were timed, a double sum, min and max, taps 3); axis "".
 inline constexpr char kComputeReduction[] = "reduction";

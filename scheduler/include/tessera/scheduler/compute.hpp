@@ -79,12 +79,17 @@ class ComputeTable {
   /// True when the derivative pipeline can be priced from pipeline or pass points
   /// (compute_us); primitive points alone price it step by step (price_program).
   bool prices_pipeline() const { return !points_.empty() || !pipeline_points_.empty(); }
-  /// True when points of `primitive` were measured (either axis for separable).
+  /// True when `primitive` can be priced: its own points were measured (either axis for
+  /// separable), or for nms, local_max and hysteresis, 3x3 neighbourhood points (what a
+  /// database written before they had rows of their own priced them with).
   bool has_primitive(Primitive primitive) const;
+  /// True when points of `primitive` itself were measured (either axis for separable).
+  bool has_own_primitive(Primitive primitive) const;
 
   /// Primitive points: ns per output pixel of `primitive` with `size` (taps or ops)
   /// along axis (separable only; the other axis's points if this one was never
-  /// measured) on a w x h tile with `threads` threads:
+  /// measured; nms, local_max, hysteresis without points of their own: the
+  /// neighbourhood's) on a w x h tile with `threads` threads:
   ///  - tile: per measured size, the point whose tile area is nearest in log scale;
   ///  - size: linear between the two bracketing measured sizes, extended past the ends
   ///    with the nearest segment, at least 0 (a pixel-wise sweep is a + b ops, a pass
@@ -164,7 +169,7 @@ class ComputeTable {
   static double at_size(const PrimThreads& group, int size, double log_area);
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
-  std::array<std::vector<PrimThreads>, 5> primitive_groups_;
+  std::array<std::vector<PrimThreads>, 8> primitive_groups_;
 };
 
 /// Compute time of one run of the pipeline (all exchanges) on the slowest tile class
