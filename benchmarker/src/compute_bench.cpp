@@ -190,6 +190,11 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
     const int w = int(std::min<long long>(area, area >= (1 << 20) ? 2048 : 512));
     out.emplace_back(w, int(std::max<long long>(1, area / w)));
   }
+  if (!areas.empty()) {
+    const long long smallest = *std::min_element(areas.begin(), areas.end());
+    if (smallest > kNarrowPrimitiveTile)
+      out.emplace_back(kNarrowPrimitiveTile, int(std::max<long long>(1, smallest / kNarrowPrimitiveTile)));
+  }
   return out;
 }
 
@@ -205,9 +210,11 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     int threads;
   };
   std::vector<Cell> cells;
+  std::size_t wide = 0;  // the wide tiles come first (primitive_tiles)
+  while (wide < tiles.size() && tiles[wide].first > kNarrowPrimitiveTile) ++wide;
   for (std::size_t k = 0; k < kernels.size(); ++k)
     for (std::size_t t = 0; t < tiles.size(); ++t)
-      if (!kernels[k].one_tile || t == tiles.size() / 2)
+      if (!kernels[k].one_tile || t == wide / 2 || t >= wide)
         for (int n : threads) cells.push_back({k, t, n});
   // Haloed input big enough for the widest kernel on any tile, noise-filled; one output
   // reused by every sample.

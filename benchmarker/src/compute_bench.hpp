@@ -52,8 +52,8 @@ struct PrimitiveKernel {
   const char* operation = perfdb::kComputePixelwise;
   int size = 1;
   const char* axis = "";
-  /// Timed on the middle primitive tile only (its cost per pixel does not follow the
-  /// tile: planning takes the nearest tile's cost anyway).
+  /// Timed on the middle wide primitive tile and the narrow one only (its cost per
+  /// pixel does not follow the tile's area: planning takes the nearest tile's cost).
   bool one_tile = false;
 };
 
@@ -75,8 +75,10 @@ detail::PixelProgram pixel_chain(int ops);
 /// Gaussian of radius taps / 2, the symmetric kernel Program's gaussian runs.
 Kernel1D separable_kernel(int taps);
 
-/// Tile shapes for the primitives: the pipeline's areas, one width each (the
-/// primitives are priced by tile area, nearest in log scale).
+/// Tile shapes for the primitives: the pipeline's areas, each wide (512, 2048 from 1 Mi
+/// pixels), then the smallest area again 64 wide — a narrow tile costs more per pixel
+/// (shorter rows), which planning sees by nearest width and area (log scale).
+inline constexpr int kNarrowPrimitiveTile = 64;
 std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& areas);
 
 /// Time each kernel on each tile with each thread count (interleaved rounds, `rule`)

@@ -63,7 +63,8 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
     if (tg == groups.end()) tg = groups.insert(groups.end(), PrimThreads{p.threads, {}});
     auto sg = std::find_if(tg->sizes.begin(), tg->sizes.end(), [&](const PrimSize& g) { return g.size == p.size; });
     if (sg == tg->sizes.end()) sg = tg->sizes.insert(tg->sizes.end(), PrimSize{p.size, {}});
-    sg->shapes.push_back({std::log(double(p.tile_width) * double(p.tile_height)), p.ns_per_pixel});
+    sg->shapes.push_back(
+        {std::log(double(p.tile_width) * double(p.tile_height)), std::log(double(p.tile_width)), p.ns_per_pixel});
   }
   for (auto& groups : primitive_groups_) {
     std::sort(groups.begin(), groups.end(), [](const PrimThreads& a, const PrimThreads& b) { return a.threads < b.threads; });
@@ -204,14 +205,46 @@ bool ComputeTable::has_primitive(Primitive primitive) const {
          (neighbourhood_like(primitive) && has_own_primitive(Primitive::neighbourhood));
 }
 
-double ComputeTable::at_size(const PrimThreads& group, int size, double log_area) {
-  // Per size, the shape nearest in log area (ties: the first stored).
-  auto at = [&](const PrimSize& g) {
-    const Shape* best = &g.shapes.front();
-    for (const auto& s : g.shapes)
-      if (std::abs(s.log_area - log_area) < std::abs(best->log_area - log_area)) best = &s;
-    return best->ns;
+double ComputeTable::at_shape(const std::vector<PrimShape>& shapes, double log_area, double log_width) {
+  constexpr double kSame = 1e-6;  // log-scale tolerance for "the same area"
+  // The widest point at each area prices that area.
+  auto widest_at = [&](double la) {
+    const PrimShape* best = nullptr;
+    for (const auto& s : shapes)
+      if (std::abs(s.log_area - la) < kSame && (!best || s.log_width > best->log_width)) best = &s;
+    return best;
   };
+  const PrimShape* nearest = &shapes.front();
+  for (const auto& s : shapes)
+    if (std::abs(s.log_area - log_area) < std::abs(nearest->log_area - log_area) - kSame) nearest = &s;
+  const double base = widest_at(nearest->log_area)->ns;
+  // Narrow tiles: the smallest area measured at more than one width gives the ratio.
+  const PrimShape* ref = nullptr;  // the widest point of that area
+  for (const auto& s : shapes) {
+    const PrimShape* w = widest_at(s.log_area);
+    if (w != &s && (!ref || s.log_area < ref->log_area)) ref = w;
+  }
+  if (!ref || ref->ns <= 0) return base;
+  std::vector<std::pair<double, double>> ratio;  // (log width, ns / widest ns)
+  for (const auto& s : shapes)
+    if (std::abs(s.log_area - ref->log_area) < kSame) ratio.emplace_back(s.log_width, s.ns / ref->ns);
+  std::sort(ratio.begin(), ratio.end());
+  double f = 1;
+  if (log_width <= ratio.front().first) f = ratio.front().second;
+  else if (log_width >= ratio.back().first) f = ratio.back().second;
+  else
+    for (std::size_t k = 0; k + 1 < ratio.size(); ++k)
+      if (log_width <= ratio[k + 1].first) {
+        const auto [x0, y0] = ratio[k];
+        const auto [x1, y1] = ratio[k + 1];
+        f = x1 > x0 ? y0 + (log_width - x0) / (x1 - x0) * (y1 - y0) : y0;
+        break;
+      }
+  return base * f;
+}
+
+double ComputeTable::at_size(const PrimThreads& group, int size, double log_area, double log_width) {
+  auto at = [&](const PrimSize& g) { return at_shape(g.shapes, log_area, log_width); };
   const auto& sizes = group.sizes;
   if (sizes.size() == 1) return std::max(0.0, at(sizes.front()));
   const std::size_t i = segment(sizes, double(size), [](const PrimSize& s) { return s.size; });
@@ -238,11 +271,12 @@ double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int s
   std::size_t i = 0;  // first group with at least `threads` threads, or the last
   while (i + 1 < groups.size() && groups[i].threads < threads) ++i;
   const PrimThreads& g = groups[i];
-  const double ns = at_size(g, size, log_area);
+  const double log_width = std::log(double(std::max(w, 1)));
+  const double ns = at_size(g, size, log_area, log_width);
   if (g.threads == threads) return ns;
   if (g.threads > threads && i > 0) {
     const PrimThreads& lo = groups[i - 1];
-    const double ns_lo = at_size(lo, size, log_area);
+    const double ns_lo = at_size(lo, size, log_area, log_width);
     const double speedup_hi = ns > 0 ? ns_lo / ns : 1.0;
     const double s = 1.0 + (double(threads - lo.threads) / double(g.threads - lo.threads)) * (speedup_hi - 1.0);
     return s > 0 ? ns_lo / s : ns_lo;

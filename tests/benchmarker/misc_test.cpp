@@ -207,11 +207,12 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
   rule.max_samples = 4;
   const auto kernels = tb::primitive_kernels(true);
   const auto tiles = tb::primitive_tiles({1024, 4096});
-  ASSERT_EQ(tiles.size(), 2u);
+  ASSERT_EQ(tiles.size(), 3u);
   EXPECT_EQ(tiles[0], (std::pair<int, int>{512, 2}));
+  EXPECT_EQ(tiles[2], (std::pair<int, int>{64, 16}));  // the smallest area again, narrow
   const auto costs = tb::run_primitives(kernels, tiles, {1, 2}, rule, 30.0, [](double) {});
   std::size_t cells = 0;
-  for (const auto& k : kernels) cells += (k.one_tile ? 1 : tiles.size()) * 2;
+  for (const auto& k : kernels) cells += (k.one_tile ? 2 : tiles.size()) * 2;  // one_tile: middle wide + narrow
   ASSERT_EQ(costs.size(), cells);
   std::set<std::string> ops;
   for (const auto& c : costs) {

@@ -374,6 +374,25 @@ TEST(PrimitiveTable, InterpolatesInSizeThreadsAndTile) {
   EXPECT_THROW(ComputeTable({}, {}, {{Primitive::pixelwise, 0, 0, 1, 8, 8, 1.0}}), InvalidArgument);
 }
 
+TEST(PrimitiveTable, NarrowTilesCostWhatTheNarrowMeasurementSays) {
+  // 32 Ki pixels measured 512 and 64 wide (2 and 3 ns), 2 Mi pixels 2048 wide (1.5 ns).
+  const ComputeTable t({}, {},
+                       {{Primitive::pixelwise, 0, 1, 1, 512, 64, 2.0},
+                        {Primitive::pixelwise, 0, 1, 1, 64, 512, 3.0},
+                        {Primitive::pixelwise, 0, 1, 1, 2048, 1024, 1.5}});
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 512, 64), 2.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 64, 512), 3.0);
+  // 128 wide: a third of the way from 64 to 512 in log width: ratio 1.5 - 0.5 / 3.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 128, 256), 2.0 * (1.5 - 0.5 / 3));
+  // The ratio carries to other areas, held past the measured widths.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 2048, 1024), 1.5);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 32, 65536), 1.5 * 1.5);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 64, 64), 2.0 * 1.5);
+  // Without a narrow measurement the width changes nothing.
+  const ComputeTable wide({}, {}, {{Primitive::pixelwise, 0, 1, 1, 512, 64, 2.0}});
+  EXPECT_DOUBLE_EQ(wide.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 16, 2048), 2.0);
+}
+
 TEST(PrimitiveTable, NeighbourhoodKernelsOfTheirOwnAndTheFallbackOfOlderDatabases) {
   // Measured: NMS at 33 ns, a 3x3 filter at 1 ns: each is priced from its own points.
   const ComputeTable t({}, {},

@@ -90,7 +90,10 @@ class ComputeTable {
   /// along axis (separable only; the other axis's points if this one was never
   /// measured; nms, local_max, hysteresis without points of their own: the
   /// neighbourhood's) on a w x h tile with `threads` threads:
-  ///  - tile: per measured size, the point whose tile area is nearest in log scale;
+  ///  - tile: per measured size, the widest point at the tile area nearest in log
+  ///    scale, times how much more a narrower tile costs per pixel where one area was
+  ///    measured at several widths (the ratio to that area's widest, linear in log
+  ///    width between them, held past them; 1 without such an area);
   ///  - size: linear between the two bracketing measured sizes, extended past the ends
   ///    with the nearest segment, at least 0 (a pixel-wise sweep is a + b ops, a pass
   ///    a + b taps); one measured size: that size's cost;
@@ -158,15 +161,19 @@ class ComputeTable {
   std::vector<PipelinePoint> pipeline_points_;
   std::vector<ThreadGroup> thread_groups_;  ///< ascending threads
 
+  struct PrimShape {
+    double log_area = 0, log_width = 0, ns = 0;
+  };
   struct PrimSize {
     int size = 1;
-    std::vector<Shape> shapes;
+    std::vector<PrimShape> shapes;
   };
   struct PrimThreads {
     int threads = 1;
     std::vector<PrimSize> sizes;  ///< ascending size
   };
-  static double at_size(const PrimThreads& group, int size, double log_area);
+  static double at_size(const PrimThreads& group, int size, double log_area, double log_width);
+  static double at_shape(const std::vector<PrimShape>& shapes, double log_area, double log_width);
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
   std::array<std::vector<PrimThreads>, 8> primitive_groups_;
