@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tessera-bench's repeatability against the independent Fig. 8 program, as issue 12
+# measures it: three launches of `tessera-bench --quick`, each after one launch of
+# tessera-fig8-check, a fourth fig8-check at the end; then scripts/bench-spread.py
+# prints the quick run's wall time, each run's within-run quality, the spread of each
+# cell across the three launches (median and p90 cell), fig8-check's own spread and the
+# agreement of the paper table with fig8-check.
+#
+#   scripts/bench-launches.sh [OUT]     (default OUT: bench-launches)
+#
+# Environment: BIN (default build/bin next to this script), MPIEXEC (default mpirun),
+# EXTRA (more tessera-bench arguments).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+out=${1:-bench-launches}
+bin=${BIN:-$here/../build/bin}
+mpiexec=${MPIEXEC:-mpirun}
+[ -f "$here/env.sh" ] && source "$here/env.sh"
+rm -rf "$out" && mkdir -p "$out"
+for i in 1 2 3; do
+  "$mpiexec" -n 2 "$bin/tessera-fig8-check" >"$out/fig8_$i.csv" 2>/dev/null
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  "$mpiexec" -n 2 "$bin/tessera-bench" --quick ${EXTRA:-} --no-progress --perfdb "$out/L$i.sqlite" \
+    >"$out/bench_$i.out" 2>&1 || { tail -5 "$out/bench_$i.out" >&2; echo "bench-launches: launch $i failed" >&2; exit 1; }
+  python3 -c "import sys, time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$start" >"$out/wall_$i.txt"
+  "$bin/tessera-perfdb" --perfdb "$out/L$i.sqlite" export --csv >"$out/bench_$i.csv"
+done
+"$mpiexec" -n 2 "$bin/tessera-fig8-check" >"$out/fig8_4.csv" 2>/dev/null
+python3 "$here/bench-spread.py" "$out"

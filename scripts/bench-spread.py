@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Summarises scripts/bench-launches.sh OUT: wall time, within-run quality, across-launch
+spread of the P-3PC cells, fig8-check's own spread and the agreement with it."""
+import csv, sqlite3, statistics, sys, os, math
+d = sys.argv[1] if len(sys.argv) > 1 else "bench-launches"
+def load(p):
+    with open(p) as f:
+        return {(r['path'], r['layout'], int(r['floats'])): float(r['time_us']) for r in csv.DictReader(f)}
+def pct(v, p):
+    v = sorted(v); k = max(1, math.ceil(p * len(v) - 1e-9)); return v[k - 1]
+def mmm(v):
+    return f"{statistics.median(v):.2f} [{min(v):.2f}–{max(v):.2f}]"
+L = [i for i in (1, 2, 3) if os.path.exists(f'{d}/bench_{i}.csv')]
+bench = {i: load(f'{d}/bench_{i}.csv') for i in L}
+fig = {i: load(f'{d}/fig8_{i}.csv') for i in (1, 2, 3, 4) if os.path.exists(f'{d}/fig8_{i}.csv')}
+walls = [float(open(f'{d}/wall_{i}.txt').read().split()[-1]) for i in L]
+print("wall s per launch:", walls, "->", mmm(walls))
+qm, qp = [], []
+for i in L:
+    db = sqlite3.connect(f'{d}/L{i}.sqlite')
+    r = db.execute("select quality_median, quality_p90, quality_cells, quality_passed from runs where tool='tessera-bench'").fetchone()
+    if r[0] is None:
+        print(f"launch {i}: within-run quality not recorded (one pass)"); continue
+    print(f"launch {i}: within-run quality median {100*r[0]:.1f} % p90 {100*r[1]:.1f} % cells {r[2]} passed {r[3]}")
+    qm.append(100 * r[0]); qp.append(100 * r[1])
+if qm: print("within-run quality median %:", mmm(qm), " p90 %:", mmm(qp))
+# Across launches: the paper sizes every launch has (1K..500K, and 0 if >= 1 us).
+common = set.intersection(*(set(b) for b in bench.values()))
+std = [k for k in common if k[2] in (1024, 51200, 102400, 512000)]
+sp = [max(bench[i][k] for i in L) / min(bench[i][k] for i in L) - 1 for k in std]
+print(f"across-launch spread over {len(std)} standard cells: median {100*statistics.median(sp):.1f} % p90 {100*pct(sp, 0.9):.1f} %")
+allc = [k for k in common if min(bench[i][k] for i in L) >= 1.0]
+sp2 = [max(bench[i][k] for i in L) / min(bench[i][k] for i in L) - 1 for k in allc]
+print(f"across-launch spread over {len(allc)} common paper-shape cells >= 1us (refined sizes too): median {100*statistics.median(sp2):.1f} % p90 {100*pct(sp2, 0.9):.1f} %")
+fsp = [max(fig[j][k] for j in fig) / min(fig[j][k] for j in fig) - 1 for k in std]
+print(f"fig8-check across its {len(fig)} launches, same cells: median {100*statistics.median(fsp):.1f} % p90 {100*pct(fsp, 0.9):.1f} %")
+ref = {k: statistics.median(fig[j][k] for j in fig) for k in std}
+dev_med, dev_prev = [], []
+for i in L:
+    dv = [abs(bench[i][k] / ref[k] - 1) for k in std]
+    dp = [abs(bench[i][k] / fig[i][k] - 1) for k in std]
+    dev_med.append(100 * statistics.median(dv)); dev_prev.append(100 * statistics.median(dp))
+    print(f"launch {i}: median cell deviation from fig8 (median of launches) {dev_med[-1]:.1f} %, from the fig8 launch just before {dev_prev[-1]:.1f} %; p90 {100*pct(dv,0.9):.1f} %")
+print("agreement with fig8 (median of fig8 launches), median cell %:", mmm(dev_med))
+print("agreement with the preceding fig8 launch, median cell %:", mmm(dev_prev))
+for k in [('send','cc',1024), ('full','cc',51200), ('recv','cc',51200), ('full','nn',51200)]:
+    print(k, "fig8:", [round(fig[j][k], 2) for j in sorted(fig)], "bench:", [round(bench[i][k], 2) for i in L])
