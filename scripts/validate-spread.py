@@ -103,7 +103,8 @@ def main(argv):
                 continue
             med, lo, hi = (scale * statistics.median(v), scale * min(v), scale * max(v))
             cells.append(f"{f'{med:.{digits}f}{unit} [{lo:.{digits}f}-{hi:.{digits}f}]':>24}")
-        print(f"{name:<12}" + "".join(cells))
+        # Columns stay apart (two spaces at least) however wide a figure gets.
+        print(f"{name:<12}" + "".join(c if c.startswith("  ") else "  " + c for c in cells))
     n = {len(v) for f in table.values() for v in f.values()}
     if n != {len(launches)}:
         print("note: some figures are missing from some launches (counts per figure: "
