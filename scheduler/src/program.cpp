@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "tessera/comm_plan.hpp"
@@ -15,6 +17,18 @@
 namespace tessera::scheduler {
 
 using Kind = ProgramStep::Kind;
+
+namespace {
+// The scatter plans (per halo) and the gather plan of one priced plan, built once for
+// all its ranks: a plan of P ranks is O(P) to build, and every rank reads it.
+struct MovePlans {
+  std::map<std::pair<int, int>, CommPlan> scatter;
+  std::optional<CommPlan> gather;
+};
+
+MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int rank, MovePlans& plans);
+}  // namespace
+
 
 std::string_view to_string(ProgramStep::Kind kind) {
   switch (kind) {
@@ -334,8 +348,9 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
     const Placement place = machine.placement;
     const int threads_used = threads > 0 ? threads : compute_threads(place, plan.procs());
     double in_messages = 0, in_compute = 0;
+    MovePlans plans;
     for (int r = 0; r < plan.procs(); ++r) {
-      const MappedBytes m = first_run_mapped(program, plan, r);
+      const MappedBytes m = mapped_on(program, plan, r, plans);
       in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
       in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
                                             double(std::max(1, threads_used)));
@@ -367,6 +382,12 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
 MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank) {
   if (rank < 0 || rank >= plan.procs())
     throw InvalidArgument("rank " + std::to_string(rank) + " is not in plan " + describe(plan));
+  MovePlans plans;
+  return mapped_on(program, plan, rank, plans);
+}
+
+namespace {
+MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int rank, MovePlans& plans) {
   using Extent = ProgramBuffer::Extent;
   const Partition part(program.width, program.height, plan.grid);
   const Box tile = part.tile(rank);
@@ -422,9 +443,14 @@ MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan
         const ProgramBuffer& buf = program.buffers[b];
         if (buf.first == int(i) && (step.kind != Kind::gather || buf.image == image)) held[b] = take(floats_of(buf));
       }
-      if (step.kind == Kind::scatter) through(scatter_plan(plan.scatter, part, step.halo));
+      if (step.kind == Kind::scatter) {
+        auto [at, fresh] = plans.scatter.try_emplace({step.halo.x, step.halo.y});
+        if (fresh) at->second = scatter_plan(plan.scatter, part, step.halo);
+        through(at->second);
+      }
       if (step.kind == Kind::gather) {
-        through(gather_plan(plan.gather, part));
+        if (!plans.gather) plans.gather = gather_plan(plan.gather, part);
+        through(*plans.gather);
         // A gather's own buffers go as soon as their image has been gathered.
         for (std::size_t b = 0; b < program.buffers.size(); ++b) {
           const ProgramBuffer& buf = program.buffers[b];
@@ -437,6 +463,7 @@ MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan
   }
   return mapped;
 }
+}  // namespace
 
 ProgramCost price_program(const ProgramDescription& program, const Plan& plan, ModelKind model,
                           const MachineParams& machine, int threads) {
