@@ -109,20 +109,20 @@ std::size_t scratch_floats(Store store, const Partition& p, int rank) {
   return 0;
 }
 
+std::vector<Store> scratch_stores(const CommPlan& plan, int rank) {
+  std::vector<Store> out;
+  for (Store store : {Store::staging, Store::received, Store::whole})
+    for (const CommStep& s : plan.ranks[std::size_t(rank)])
+      if (!s.inside_mpi && (s.store == store || (s.kind == StepKind::copy && s.from == store))) {
+        out.push_back(store);
+        break;
+      }
+  return out;
+}
+
 std::size_t scratch_floats(const CommPlan& plan, int rank) {
-  bool used[3] = {false, false, false};  // staging, received, whole
   std::size_t floats = 0;
-  auto use = [&](Store store) {
-    const int k = store == Store::staging ? 0 : store == Store::received ? 1 : store == Store::whole ? 2 : -1;
-    if (k < 0 || used[k]) return;
-    used[k] = true;
-    floats += scratch_floats(store, plan.partition, rank);
-  };
-  for (const CommStep& s : plan.ranks[std::size_t(rank)]) {
-    if (s.inside_mpi) continue;  // MPI's own buffers
-    use(s.store);
-    if (s.kind == StepKind::copy) use(s.from);
-  }
+  for (Store store : scratch_stores(plan, rank)) floats += scratch_floats(store, plan.partition, rank);
   return floats;
 }
 

@@ -420,16 +420,8 @@ MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int r
   };
   // One image through a phase's plan: its scratch buffers for the duration.
   auto through = [&](const CommPlan& comm) {
-    std::optional<Cache::Buffer> scratch[3];
-    const Store stores[3] = {Store::staging, Store::received, Store::whole};
-    std::size_t k = 0;
-    for (Store s : stores) {
-      bool used = false;
-      for (const CommStep& st : comm.ranks[std::size_t(rank)])
-        used = used || (!st.inside_mpi && (st.store == s || (st.kind == StepKind::copy && st.from == s)));
-      if (used) scratch[k] = take(scratch_floats(s, part, rank));
-      ++k;
-    }
+    std::vector<std::optional<Cache::Buffer>> scratch;
+    for (Store s : scratch_stores(comm, rank)) scratch.push_back(take(scratch_floats(s, part, rank)));
     for (auto& b : scratch) give(b);
   };
   std::vector<std::optional<Cache::Buffer>> held(program.buffers.size());

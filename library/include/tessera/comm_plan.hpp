@@ -107,8 +107,11 @@ StoreGeometry store_geometry(Store store, const Partition& partition, int rank, 
 /// step first uses it (staging: the rank's SBT subtree's tiles, received: its tile,
 /// whole: the image); 0 for the stores a phase is given (image, tile, output).
 std::size_t scratch_floats(Store store, const Partition& partition, int rank);
-/// Floats of every scratch buffer `rank`'s steps in `plan` use, each counted once: what
-/// one run of the phase allocates on that rank (a process's first run maps them fresh).
+/// The scratch stores `rank`'s steps in `plan` use (staging, received, whole: in that
+/// order, each once), MPI's own copies excepted: what one run of the phase allocates
+/// on that rank (a process's first run maps them fresh).
+std::vector<Store> scratch_stores(const CommPlan& plan, int rank);
+/// Floats of those buffers together.
 std::size_t scratch_floats(const CommPlan& plan, int rank);
 
 /// True when `boxes` (in this order) lie back to back in memory in `store` of `rank`,
