@@ -12,28 +12,12 @@
 #include <thread>
 #include <utility>
 
+#include "cost_row.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/detail/kernels.hpp"
 
 namespace tessera::bench {
-
-namespace {
-
-// The measurement part of a compute row (every kind): tile, median and quartiles of ns
-// per pixel, threads. The caller names the operation.
-perfdb::ComputeCost cost_row(const Summary& sum, std::pair<int, int> tile, int threads) {
-  perfdb::ComputeCost c;
-  c.tile_width = tile.first;
-  c.tile_height = tile.second;
-  c.ns_per_pixel = sum.median;
-  c.q1 = sum.q1;
-  c.q3 = sum.q3;
-  c.threads = threads;
-  return c;
-}
-
-}  // namespace
 
 std::vector<std::pair<int, int>> tile_shapes(const std::vector<int>& widths,
                                              const std::vector<long long>& areas) {
@@ -135,10 +119,8 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
     const Summary sum = sched.summary(int(i));
     if (sum.count < 3) throw Error("compute time budget too small; raise --max-seconds");
     const Setting& s = settings[cells[i].setting];
-    perfdb::ComputeCost c = cost_row(sum, tiles[cells[i].tile], cells[i].threads);
-    c.operation = std::string(perfdb::kComputeDerivatives);
-    c.axis = "xy";
-    c.taps = s.taps;
+    perfdb::ComputeCost c =
+        cost_row(perfdb::kComputeDerivatives, "xy", s.taps, tiles[cells[i].tile], sum, cells[i].threads);
     c.sigma = s.options.sigma;
     out.push_back(c);
   }
@@ -299,11 +281,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     const Summary sum = sched.summary(int(i));
     if (sum.count < 3) throw Error("compute time budget too small for the primitive kernels; raise --max-seconds");
     const PrimitiveKernel& k = kernels[cells[i].kernel];
-    perfdb::ComputeCost c = cost_row(sum, tiles[cells[i].tile], cells[i].threads);
-    c.operation = k.operation;
-    c.axis = k.axis;
-    c.taps = k.size;
-    out.push_back(c);
+    out.push_back(cost_row(k.operation, k.axis, k.size, tiles[cells[i].tile], sum, cells[i].threads));
   }
   return out;
 }

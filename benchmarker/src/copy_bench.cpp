@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 
+#include "cost_row.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 
@@ -73,16 +74,7 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const Summary s = sched.summary(int(i));
     assert(s.count >= std::size_t(kMinUsableSamples));  // run_local_rounds throws otherwise
-    perfdb::ComputeCost c;
-    c.operation = std::string(perfdb::kComputeCopy);
-    c.axis = "x";
-    c.taps = 1;
-    c.tile_width = shapes[i].second;
-    c.tile_height = shapes[i].first;
-    c.ns_per_pixel = s.median;
-    c.q1 = s.q1;
-    c.q3 = s.q3;
-    out.push_back(c);
+    out.push_back(cost_row(perfdb::kComputeCopy, "x", 1, {shapes[i].second, shapes[i].first}, s));
   }
   return out;
 }
@@ -126,19 +118,8 @@ std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>&
       values[i].push_back(std::chrono::duration<double, std::nano>((t1 - t0) - (t2 - t1)).count() / double(bytes));
     }
   std::vector<perfdb::ComputeCost> out;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const Summary s = summarize(values[i]);
-    perfdb::ComputeCost c;
-    c.operation = std::string(perfdb::kComputeFirstTouch);
-    c.axis = "";
-    c.taps = 1;
-    c.tile_width = int(sizes[i]);
-    c.tile_height = 1;
-    c.ns_per_pixel = s.median;
-    c.q1 = s.q1;
-    c.q3 = s.q3;
-    out.push_back(c);
-  }
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    out.push_back(cost_row(perfdb::kComputeFirstTouch, "", 1, {int(sizes[i]), 1}, summarize(values[i])));
   return out;
 }
 

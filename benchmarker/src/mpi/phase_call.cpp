@@ -4,7 +4,7 @@
 #include <chrono>
 #include <vector>
 
-#include "../stats.hpp"
+#include "../cost_row.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
@@ -32,15 +32,7 @@ perfdb::ComputeCost time_phase_call(const Team& solo, int samples, int calls) {
     const auto t1 = Clock::now();
     if (s > 0) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / calls);
   }
-  const Summary sum = summarize(ns);
-  perfdb::ComputeCost c;
-  c.operation = std::string(perfdb::kComputePhaseCall);
-  c.taps = 1;
-  c.tile_width = c.tile_height = 1;
-  c.ns_per_pixel = sum.median;
-  c.q1 = sum.q1;
-  c.q3 = sum.q3;
-  return c;
+  return cost_row(perfdb::kComputePhaseCall, "", 1, {1, 1}, summarize(ns));
 }
 
 }  // namespace tessera::bench
