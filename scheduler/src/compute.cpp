@@ -68,8 +68,10 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
   }
   for (auto& groups : primitive_groups_) {
     std::sort(groups.begin(), groups.end(), [](const PrimThreads& a, const PrimThreads& b) { return a.threads < b.threads; });
-    for (auto& g : groups)
+    for (auto& g : groups) {
       std::sort(g.sizes.begin(), g.sizes.end(), [](const PrimSize& a, const PrimSize& b) { return a.size < b.size; });
+      for (auto& size : g.sizes) index_shapes(size);
+    }
   }
   for (const auto& p : points_) {
     if (p.axis < 0 || p.axis > 1 || p.taps < 1 || p.tile_width < 1 || p.tile_height < 1 ||
@@ -205,46 +207,38 @@ bool ComputeTable::has_primitive(Primitive primitive) const {
          (neighbourhood_like(primitive) && has_own_primitive(Primitive::neighbourhood));
 }
 
-double ComputeTable::at_shape(const std::vector<PrimShape>& shapes, double log_area, double log_width) {
+void ComputeTable::index_shapes(PrimSize& size) {
   constexpr double kSame = 1e-6;  // log-scale tolerance for "the same area"
-  // The widest point at each area prices that area.
-  auto widest_at = [&](double la) {
-    const PrimShape* best = nullptr;
-    for (const auto& s : shapes)
-      if (std::abs(s.log_area - la) < kSame && (!best || s.log_width > best->log_width)) best = &s;
-    return best;
-  };
-  const PrimShape* nearest = &shapes.front();
-  for (const auto& s : shapes)
-    if (std::abs(s.log_area - log_area) < std::abs(nearest->log_area - log_area) - kSame) nearest = &s;
-  const double base = widest_at(nearest->log_area)->ns;
-  // Narrow tiles: the smallest area measured at more than one width gives the ratio.
-  const PrimShape* ref = nullptr;  // the widest point of that area
-  for (const auto& s : shapes) {
-    const PrimShape* w = widest_at(s.log_area);
-    if (w != &s && (!ref || s.log_area < ref->log_area)) ref = w;
+  auto same_area = [](double a, double b) { return std::abs(a - b) < kSame; };
+  for (const auto& p : size.shapes) {
+    auto w = std::find_if(size.widest.begin(), size.widest.end(),
+                          [&](const PrimShape& q) { return same_area(q.log_area, p.log_area); });
+    if (w == size.widest.end()) size.widest.push_back(p);
+    else if (p.log_width > w->log_width) *w = p;
   }
-  if (!ref || ref->ns <= 0) return base;
+  // Narrow tiles: the smallest area measured at more than one width gives the ratio.
+  const PrimShape* ref = nullptr;
+  for (const auto& w : size.widest) {
+    const auto at_area = std::count_if(size.shapes.begin(), size.shapes.end(),
+                                       [&](const PrimShape& p) { return same_area(p.log_area, w.log_area); });
+    if (at_area > 1 && (!ref || w.log_area < ref->log_area)) ref = &w;
+  }
+  if (!ref || ref->ns <= 0) return;
   std::vector<std::pair<double, double>> ratio;  // (log width, ns / widest ns)
-  for (const auto& s : shapes)
-    if (std::abs(s.log_area - ref->log_area) < kSame) ratio.emplace_back(s.log_width, s.ns / ref->ns);
-  std::sort(ratio.begin(), ratio.end());
-  double f = 1;
-  if (log_width <= ratio.front().first) f = ratio.front().second;
-  else if (log_width >= ratio.back().first) f = ratio.back().second;
-  else
-    for (std::size_t k = 0; k + 1 < ratio.size(); ++k)
-      if (log_width <= ratio[k + 1].first) {
-        const auto [x0, y0] = ratio[k];
-        const auto [x1, y1] = ratio[k + 1];
-        f = x1 > x0 ? y0 + (log_width - x0) / (x1 - x0) * (y1 - y0) : y0;
-        break;
-      }
-  return base * f;
+  for (const auto& p : size.shapes)
+    if (same_area(p.log_area, ref->log_area)) ratio.emplace_back(p.log_width, p.ns / ref->ns);
+  size.narrow = PiecewiseLinear(std::move(ratio));
+}
+
+double ComputeTable::at_shape(const PrimSize& size, double log_area, double log_width) {
+  const PrimShape* nearest = &size.widest.front();
+  for (const auto& w : size.widest)
+    if (std::abs(w.log_area - log_area) < std::abs(nearest->log_area - log_area)) nearest = &w;
+  return nearest->ns * (size.narrow.empty() ? 1.0 : size.narrow.clamped(log_width));
 }
 
 double ComputeTable::at_size(const PrimThreads& group, int size, double log_area, double log_width) {
-  auto at = [&](const PrimSize& g) { return at_shape(g.shapes, log_area, log_width); };
+  auto at = [&](const PrimSize& g) { return at_shape(g, log_area, log_width); };
   const auto& sizes = group.sizes;
   if (sizes.size() == 1) return std::max(0.0, at(sizes.front()));
   const std::size_t i = segment(sizes, double(size), [](const PrimSize& s) { return s.size; });

@@ -166,14 +166,19 @@ class ComputeTable {
   };
   struct PrimSize {
     int size = 1;
-    std::vector<PrimShape> shapes;
+    std::vector<PrimShape> shapes;  ///< as measured
+    std::vector<PrimShape> widest;  ///< per area, its widest point (what prices the area)
+    /// ns / that area's widest ns against log width, at the smallest area measured at
+    /// more than one width; empty: none was.
+    PiecewiseLinear narrow;
   };
   struct PrimThreads {
     int threads = 1;
     std::vector<PrimSize> sizes;  ///< ascending size
   };
   static double at_size(const PrimThreads& group, int size, double log_area, double log_width);
-  static double at_shape(const std::vector<PrimShape>& shapes, double log_area, double log_width);
+  static double at_shape(const PrimSize& size, double log_area, double log_width);
+  static void index_shapes(PrimSize& size);  ///< fills widest and narrow from shapes
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
   std::array<std::vector<PrimThreads>, 8> primitive_groups_;
