@@ -512,30 +512,24 @@ void describe_buffers(const Graph& g, const Lowered& l, const std::vector<std::p
   for (std::size_t k = 0; k < l.stages.size(); ++k)
     for (int m : l.stages[k].free_after) dropped[std::size_t(m)] = stage_steps[k].second;
   std::vector<bool> gathered(count, false);
-  auto direct = [&](int m) { return bool(l.direct[std::size_t(m)]); };
   for (std::size_t k = 0; k < l.stages.size(); ++k) {
     const Stage& st = l.stages[k];
     const auto [first, last] = stage_steps[k];
     if (st.kind == Stage::Kind::exchange || st.kind == Stage::Kind::reduce) continue;
     for (std::size_t j = 0; j < st.nodes.size(); ++j) {
-      const int m = st.nodes[j];
-      ProgramBuffer b;
-      b.first = first;
+      const auto m = std::size_t(st.nodes[j]);
+      const bool direct = l.direct[m];
       if (st.kind == Stage::Kind::gather) {
         // The first gather of a direct output finds it in place; a second one (the same
         // image named twice) copies it into a fresh image.
-        const bool in_place = direct(m) && !gathered[std::size_t(m)];
-        gathered[std::size_t(m)] = true;
+        const bool in_place = direct && !gathered[m];
+        gathered[m] = true;
         if (!in_place) d.buffers.push_back({Extent::image, Extent::none, {}, first, returned, int(j)});
-        if (l.buffer_halo[std::size_t(m)].x != 0)
-          d.buffers.push_back({Extent::none, Extent::tile, {}, first, last, int(j)});
+        if (l.buffer_halo[m].x != 0) d.buffers.push_back({Extent::none, Extent::tile, {}, first, last, int(j)});
         continue;
       }
-      b.halo = l.buffer_halo[std::size_t(m)];
-      b.root = direct(m) ? Extent::image : Extent::tile;
-      b.others = Extent::tile;
-      b.last = direct(m) ? returned : dropped[std::size_t(m)] < 0 ? last_step : dropped[std::size_t(m)];
-      d.buffers.push_back(b);
+      const int freed = direct ? returned : dropped[m] < 0 ? last_step : dropped[m];
+      d.buffers.push_back({direct ? Extent::image : Extent::tile, Extent::tile, l.buffer_halo[m], first, freed});
     }
   }
 }

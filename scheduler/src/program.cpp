@@ -18,18 +18,6 @@ namespace tessera::scheduler {
 
 using Kind = ProgramStep::Kind;
 
-namespace {
-// The scatter plans (per halo) and the gather plan of one priced plan, built once for
-// all its ranks: a plan of P ranks is O(P) to build, and every rank reads it.
-struct MovePlans {
-  std::map<std::pair<int, int>, CommPlan> scatter;
-  std::optional<CommPlan> gather;
-};
-
-MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int rank, MovePlans& plans);
-}  // namespace
-
-
 std::string_view to_string(ProgramStep::Kind kind) {
   switch (kind) {
     case Kind::scatter: return "scatter";
@@ -332,61 +320,14 @@ void check_priceable(const ProgramDescription& program, const ComputeTable& tabl
 }
 
 namespace {
-ProgramCost price(const ProgramDescription& program, const PipelineDescription* fused, const Plan& plan,
-                  ModelKind model_kind, const MachineParams& machine, int threads) {
-  if (!(fused && machine.compute.prices_pipeline())) check_priceable(program, machine.compute);
-  const auto model = make_model(model_kind, machine);
-  const Partition part(program.width, program.height, plan.grid);
-  const auto g = detail::price_grid(program, fused, part, machine, *model, Pricing::simulate, nullptr, threads);
-  if (!g.why.empty()) throw InfeasiblePlan(to_string(plan.grid) + ": " + g.why);
-  ProgramCost out;
-  out.plan = plan;
-  out.model = model_kind;
-  out.compute_priced = g.compute_priced;
-  out.phases = g.phases(plan);
-  if (!machine.first_touch.empty()) {
-    const Placement place = machine.placement;
-    const int threads_used = threads > 0 ? threads : compute_threads(place, plan.procs());
-    double in_messages = 0, in_compute = 0;
-    MovePlans plans;
-    for (int r = 0; r < plan.procs(); ++r) {
-      const MappedBytes m = mapped_on(program, plan, r, plans);
-      in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
-      in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
-                                            double(std::max(1, threads_used)));
-      out.first_touch_bytes = std::max(out.first_touch_bytes, m.total());
-    }
-    out.first_touch_us = in_messages + in_compute;
-  }
-  for (std::size_t i = 0; i < program.steps.size(); ++i) {
-    const ProgramStep& s = program.steps[i];
-    const double us = g.step_us(i, program, plan);
-    out.steps.push_back({i, s.kind, s.operation, g.repeats[i], us});
-    auto it = std::find_if(out.operations.begin(), out.operations.end(),
-                           [&](const OperationCost& o) { return o.operation == s.operation; });
-    if (it == out.operations.end()) it = out.operations.insert(out.operations.end(), {s.operation, {}});
-    auto& t = it->us;
-    switch (s.kind) {
-      case Kind::scatter: t.scatter += us; break;
-      case Kind::exchange: t.exchange += us; break;
-      case Kind::compute: t.compute += us; break;
-      case Kind::reduce: t.reduce += us; break;
-      case Kind::gather: t.gather += us; break;
-    }
-    t.total += us;
-  }
-  return out;
-}
-}  // namespace
+// The scatter plans (per halo) and the gather plan of one priced plan, built once for
+// all its ranks: a plan of P ranks is O(P) to build, and every rank reads it.
+struct MovePlans {
+  std::map<std::pair<int, int>, CommPlan> scatter;
+  std::optional<CommPlan> gather;
+};
 
-MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank) {
-  if (rank < 0 || rank >= plan.procs())
-    throw InvalidArgument("rank " + std::to_string(rank) + " is not in plan " + describe(plan));
-  MovePlans plans;
-  return mapped_on(program, plan, rank, plans);
-}
-
-namespace {
+// first_run_mapped on one rank, reusing `plans` across the ranks of one plan.
 MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int rank, MovePlans& plans) {
   using Extent = ProgramBuffer::Extent;
   const Partition part(program.width, program.height, plan.grid);
@@ -456,6 +397,61 @@ MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int r
   return mapped;
 }
 }  // namespace
+
+namespace {
+ProgramCost price(const ProgramDescription& program, const PipelineDescription* fused, const Plan& plan,
+                  ModelKind model_kind, const MachineParams& machine, int threads) {
+  if (!(fused && machine.compute.prices_pipeline())) check_priceable(program, machine.compute);
+  const auto model = make_model(model_kind, machine);
+  const Partition part(program.width, program.height, plan.grid);
+  const auto g = detail::price_grid(program, fused, part, machine, *model, Pricing::simulate, nullptr, threads);
+  if (!g.why.empty()) throw InfeasiblePlan(to_string(plan.grid) + ": " + g.why);
+  ProgramCost out;
+  out.plan = plan;
+  out.model = model_kind;
+  out.compute_priced = g.compute_priced;
+  out.phases = g.phases(plan);
+  if (!machine.first_touch.empty()) {
+    const int threads_used = threads > 0 ? threads : compute_threads(machine.placement, plan.procs());
+    double in_messages = 0, in_compute = 0;
+    MovePlans plans;
+    for (int r = 0; r < plan.procs(); ++r) {
+      const MappedBytes m = mapped_on(program, plan, r, plans);
+      in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
+      in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
+                                            double(std::max(1, threads_used)));
+      out.first_touch_bytes = std::max(out.first_touch_bytes, m.total());
+    }
+    out.first_touch_us = in_messages + in_compute;
+  }
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& s = program.steps[i];
+    const double us = g.step_us(i, program, plan);
+    out.steps.push_back({i, s.kind, s.operation, g.repeats[i], us});
+    auto it = std::find_if(out.operations.begin(), out.operations.end(),
+                           [&](const OperationCost& o) { return o.operation == s.operation; });
+    if (it == out.operations.end()) it = out.operations.insert(out.operations.end(), {s.operation, {}});
+    auto& t = it->us;
+    switch (s.kind) {
+      case Kind::scatter: t.scatter += us; break;
+      case Kind::exchange: t.exchange += us; break;
+      case Kind::compute: t.compute += us; break;
+      case Kind::reduce: t.reduce += us; break;
+      case Kind::gather: t.gather += us; break;
+    }
+    t.total += us;
+  }
+  return out;
+}
+}  // namespace
+
+MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank) {
+  if (rank < 0 || rank >= plan.procs())
+    throw InvalidArgument("rank " + std::to_string(rank) + " is not in plan " + describe(plan));
+  MovePlans plans;
+  return mapped_on(program, plan, rank, plans);
+}
+
 
 ProgramCost price_program(const ProgramDescription& program, const Plan& plan, ModelKind model,
                           const MachineParams& machine, int threads) {
