@@ -71,38 +71,54 @@ po::typed_value<std::string>* path_value(std::filesystem::path& target) {
       [&target](const std::string& v) { target = std::filesystem::path(v); });
 }
 
-po::variables_map parse(int argc, const char* const* argv, const po::options_description& d) {
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, d), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InvalidArgument(std::string(e.what()) + " (see --help)");
-  }
-  return vm;
-}
+namespace {
 
-std::optional<po::variables_map> parse_or_answer(int argc, const char* const* argv, const po::options_description& d,
-                                                 std::string_view program,
-                                                 const po::positional_options_description* positional) {
+// A malformed command line becomes one InvalidArgument naming it.
+[[noreturn]] void usage_error(const po::error& e) { throw InvalidArgument(std::string(e.what()) + " (see --help)"); }
+
+po::variables_map stored(int argc, const char* const* argv, const po::options_description& d,
+                         const po::positional_options_description* positional) {
   po::variables_map vm;
   try {
     po::command_line_parser parser(argc, argv);
     parser.options(d);
     if (positional) parser.positional(*positional);
     po::store(parser.run(), vm);
-    if (vm.count("help")) {
-      std::cout << d << "\n";
-      return std::nullopt;
-    }
-    if (vm.count("version")) {
-      std::cout << version_line(program) << "\n";
-      return std::nullopt;
-    }
+  } catch (const po::error& e) {
+    usage_error(e);
+  }
+  return vm;
+}
+
+void notified(po::variables_map& vm) {
+  try {
     po::notify(vm);
   } catch (const po::error& e) {
-    throw InvalidArgument(std::string(e.what()) + " (see --help)");
+    usage_error(e);
   }
+}
+
+}  // namespace
+
+po::variables_map parse(int argc, const char* const* argv, const po::options_description& d) {
+  po::variables_map vm = stored(argc, argv, d, nullptr);
+  notified(vm);
+  return vm;
+}
+
+std::optional<po::variables_map> parse_or_answer(int argc, const char* const* argv, const po::options_description& d,
+                                                 std::string_view program,
+                                                 const po::positional_options_description* positional) {
+  po::variables_map vm = stored(argc, argv, d, positional);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return std::nullopt;
+  }
+  if (vm.count("version")) {
+    std::cout << version_line(program) << "\n";
+    return std::nullopt;
+  }
+  notified(vm);
   return vm;
 }
 
