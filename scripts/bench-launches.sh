@@ -29,6 +29,7 @@ for i in 1 2 3; do
     >"$out/bench_$i.out" 2>&1 || { tail -5 "$out/bench_$i.out" >&2; echo "bench-launches: launch $i failed" >&2; exit 1; }
   python3 -c "import sys, time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$start" >"$out/wall_$i.txt"
   "$bin/tessera-perfdb" --perfdb "$out/L$i.sqlite" export --csv >"$out/bench_$i.csv"
+  "$bin/tessera-perfdb" --perfdb "$out/L$i.sqlite" export --json >"$out/bench_$i.json"
 done
 "$mpiexec" -n 2 "$bin/tessera-fig8-check" >"$out/fig8_4.csv" 2>/dev/null
 python3 "$here/bench-spread.py" "$out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises scripts/bench-launches.sh OUT: wall time, within-run quality, across-launch
 spread of the P-3PC cells, fig8-check's own spread and the agreement with it."""
-import csv, sqlite3, statistics, sys, os, math
+import csv, json, statistics, sys, os, math
 d = sys.argv[1] if len(sys.argv) > 1 else "bench-launches"
 def load(p):
     with open(p) as f:
@@ -17,12 +17,14 @@ walls = [float(open(f'{d}/wall_{i}.txt').read().split()[-1]) for i in L]
 print("wall s per launch:", walls, "->", mmm(walls))
 qm, qp = [], []
 for i in L:
-    db = sqlite3.connect(f'{d}/L{i}.sqlite')
-    r = db.execute("select quality_median, quality_p90, quality_cells, quality_passed from runs where tool='tessera-bench'").fetchone()
-    if r[0] is None:
+    # The run's quality as tessera-perfdb exports it (export --json), not the schema's columns.
+    runs = json.load(open(f'{d}/bench_{i}.json'))['runs']
+    q = next(r for r in runs if r['tool'] == 'tessera-bench')['quality']
+    if q is None:
         print(f"launch {i}: within-run quality not recorded (one pass)"); continue
-    print(f"launch {i}: within-run quality median {100*r[0]:.1f} % p90 {100*r[1]:.1f} % cells {r[2]} passed {r[3]}")
-    qm.append(100 * r[0]); qp.append(100 * r[1])
+    print(f"launch {i}: within-run quality median {100*q['median_spread']:.1f} % p90 {100*q['p90_spread']:.1f} % "
+          f"cells {q['cells']} passed {int(q['passed'])}")
+    qm.append(100 * q['median_spread']); qp.append(100 * q['p90_spread'])
 if qm: print("within-run quality median %:", mmm(qm), " p90 %:", mmm(qp))
 # Across launches: the paper sizes every launch has (1K..500K, and 0 if >= 1 us).
 common = set.intersection(*(set(b) for b in bench.values()))
