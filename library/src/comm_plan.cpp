@@ -120,12 +120,6 @@ std::vector<Store> scratch_stores(const CommPlan& plan, int rank) {
   return out;
 }
 
-std::size_t scratch_floats(const CommPlan& plan, int rank) {
-  std::size_t floats = 0;
-  for (Store store : scratch_stores(plan, rank)) floats += scratch_floats(store, plan.partition, rank);
-  return floats;
-}
-
 bool store_contiguous(Store store, const std::vector<Box>& boxes, const Partition& p, int rank, Halo halo) {
   // A staging buffer holds whole tiles back to back in rank order: any run of them is
   // one contiguous run.

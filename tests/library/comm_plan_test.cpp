@@ -220,7 +220,11 @@ TEST(CommPlan, ScratchBuffersOfEachRank) {
   const std::size_t tile2 = 1024 * 256, tile4 = 1024 * 128, image = 1024 * 512;
   auto scratch = [](const CommPlan& plan) {
     std::vector<std::size_t> v;
-    for (int r = 0; r < plan.procs(); ++r) v.push_back(scratch_floats(plan, r));
+    for (int r = 0; r < plan.procs(); ++r) {
+      std::size_t floats = 0;
+      for (Store s : scratch_stores(plan, r)) floats += scratch_floats(s, plan.partition, r);
+      v.push_back(floats);
+    }
     return v;
   };
   using V = std::vector<std::size_t>;

@@ -111,8 +111,6 @@ std::size_t scratch_floats(Store store, const Partition& partition, int rank);
 /// order, each once), MPI's own copies excepted: what one run of the phase allocates
 /// on that rank (a process's first run maps them fresh).
 std::vector<Store> scratch_stores(const CommPlan& plan, int rank);
-/// Floats of those buffers together.
-std::size_t scratch_floats(const CommPlan& plan, int rank);
 
 /// True when `boxes` (in this order) lie back to back in memory in `store` of `rank`,
 /// so they travel as one contiguous run. The executor builds a contiguous datatype

@@ -84,7 +84,7 @@ struct ProgramStep {
 /// An image-sized buffer one run allocates, as the executor allocates it: what a
 /// process's first run touches fresh (its pool serves later runs; pricing: the
 /// scheduler's first_touch_floats). Scratch buffers of the communication plans are not
-/// listed: the scheduler takes them from the plans themselves (scratch_floats).
+/// listed: the scheduler takes them from the plans themselves (scratch_stores).
 struct ProgramBuffer {
   /// What the buffer is on a rank: nothing, the rank's tile plus `halo`, or the whole image.
   enum class Extent { none, tile, image };

@@ -52,7 +52,7 @@ double compute_rounds(const Placement& placement, int procs);
 /// Bytes of image buffers `rank` maps from the kernel in a process's first run of
 /// `program` under `plan` (nothing freed before): the program's buffers
 /// (ProgramDescription::buffers) and the scratch of the scatter and gather plans
-/// (scratch_floats), allocated and released in step order through the executor's pool
+/// (scratch_stores), allocated and released in step order through the executor's pool
 /// policy (detail::BufferCache): a request it serves from a buffer freed earlier in the
 /// run maps nothing. Split at 2 MiB, where the pool advises huge pages. Buffers below
 /// the pool's threshold (malloc'd) and MPI's own buffers are not counted. Throws
