@@ -142,7 +142,9 @@ void write_results(tessera::ResultSet& set, const Options& o, const std::vector<
 
 // The scheduler runs on the root (it may read the performance database); every
 // rank receives the plan it chose. The plan may use fewer ranks than were started.
-tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int width, int height) {
+// `runs`: tessera::planning::PlanRequest::runs (a launch that runs the pipeline once
+// pays its first run; --bench reports later runs).
+tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int width, int height, int runs) {
   std::string text;
   session.agree([&] {
     if (!session.is_root()) return;
@@ -156,6 +158,7 @@ tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int w
     request.perfdb = o.database.perfdb;
     request.machine = o.database.machine;
     request.keep_all = false;
+    request.runs = runs;
     auto result = tessera::planning::plan_for(request);
     for (const auto& note : result.notes) std::cerr << "tessera-gauss: note: " << note << "\n";
     std::cerr << "tessera-gauss: " << tessera::planning::summary(result) << "\n";
@@ -286,7 +289,7 @@ int run(const tessera::Session& session, int argc, char** argv) {
   const tessera::Halo halo = tessera::halo_for(o.gauss);
   if (o.bench > 0) {
     if (o.plan.mode == "auto")
-      plan = auto_plan(session, o, o.width, o.height);
+      plan = auto_plan(session, o, o.width, o.height, 0);
     else if (o.plan.grid.empty())
       fit_row_strips(plan, o.width, o.height, halo);
     session.agree([&] { check_memory(o.width, o.height, o.gauss, plan); });
@@ -297,7 +300,8 @@ int run(const tessera::Session& session, int argc, char** argv) {
   // Only the root has the image; every rank may have to name its size in an error.
   const std::string image_size = session.broadcast(size_text(image.width(), image.height()));
   if (o.plan.mode == "auto") {
-    plan = auto_plan(session, o, image.width(), image.height());
+    plan = auto_plan(session, o, image.width(), image.height(),
+                       tessera::planning::one_launch_runs(session.size()));
   } else if (o.plan.grid.empty()) {
     if (session.is_root()) fit_row_strips(plan, image.width(), image.height(), halo);
     plan = tessera::parse_plan(session.broadcast(tessera::describe(plan)));

@@ -55,6 +55,10 @@ po::options_description describe_options(Options& o, cli::DatabaseOptions& db, i
       "candidates kept by the search and listed in the table and the JSON (0 = all: at large\n"
       "--max-procs that is millions of candidates and gigabytes)")(
       "best-per-grid", "rank only the best algorithms of each grid (much smaller output for large P)")(
+      "runs", po::value<int>(&o.request.runs)->default_value(0),
+      "rank plans for a process that runs the program N times, the first paying the page faults\n"
+      "of the buffers it maps (the apps run theirs once: N = 1); 0 = one later run of a\n"
+      "long-running process")(
       "timeline", "print the simulator's timeline of the chosen plan's communication (P <= 64)");
   cli::add_database_options(d, db);
   d.add_options()("p3pc-csv", po::value<std::string>(),

@@ -394,6 +394,7 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& loaded) {
   sr.model = scheduler::parse_model(request.model);
   sr.keep_all = request.keep_all;
   sr.keep = request.keep;
+  sr.runs = request.runs;
 
   PlanResult r;
   r.search = scheduler::search(sr, machine.params);
@@ -425,6 +426,12 @@ std::string summary(const PlanResult& r) {
   std::string line = "plan " + describe(r.plan) + buf;
   if (r.cost.first_touch_us > 0) {
     std::snprintf(buf, sizeof buf, "; a process's first run +%.1f us of page faults", r.cost.first_touch_us);
+    line += buf;
+  }
+  if (c.runs > 0) {
+    // The search ranked by the whole process: say so, with the figure it ranked by.
+    std::snprintf(buf, sizeof buf, "; chosen for %d run%s: %.1f us", c.runs, c.runs == 1 ? "" : "s",
+                  c.objective_us());
     line += buf;
   }
   return line + ")";

@@ -411,19 +411,9 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
   out.model = model_kind;
   out.compute_priced = g.compute_priced;
   out.phases = g.phases(plan);
-  if (!machine.first_touch.empty()) {
-    const int threads_used = threads > 0 ? threads : compute_threads(machine.placement, plan.procs());
-    double in_messages = 0, in_compute = 0;
-    MovePlans plans;
-    for (int r = 0; r < plan.procs(); ++r) {
-      const MappedBytes m = mapped_on(program, plan, r, plans);
-      in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
-      in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
-                                            double(std::max(1, threads_used)));
-      out.first_touch_bytes = std::max(out.first_touch_bytes, m.total());
-    }
-    out.first_touch_us = in_messages + in_compute;
-  }
+  const FirstRunCost first = first_run_cost(program, plan, machine, threads);
+  out.first_touch_us = first.us;
+  out.first_touch_bytes = first.bytes;
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& s = program.steps[i];
     const double us = g.step_us(i, program, plan);
@@ -450,6 +440,23 @@ MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan
     throw InvalidArgument("rank " + std::to_string(rank) + " is not in plan " + describe(plan));
   MovePlans plans;
   return mapped_on(program, plan, rank, plans);
+}
+
+FirstRunCost first_run_cost(const ProgramDescription& program, const Plan& plan, const MachineParams& machine,
+                            int threads) {
+  const int threads_used = threads > 0 ? threads : compute_threads(machine.placement, plan.procs());
+  double in_messages = 0, in_compute = 0;
+  FirstRunCost out;
+  MovePlans plans;
+  for (int r = 0; r < plan.procs(); ++r) {
+    const MappedBytes m = mapped_on(program, plan, r, plans);
+    in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
+    in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
+                                          double(std::max(1, threads_used)));
+    out.bytes = std::max(out.bytes, m.total());
+  }
+  out.us = in_messages + in_compute;
+  return out;
 }
 
 

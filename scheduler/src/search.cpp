@@ -17,7 +17,8 @@
 namespace tessera::scheduler {
 
 bool better(const Candidate& a, const Candidate& b) {
-  if (a.predicted.total != b.predicted.total) return a.predicted.total < b.predicted.total;
+  const double ao = a.objective_us(), bo = b.objective_us();
+  if (ao != bo) return ao < bo;
   if (a.plan.procs() != b.plan.procs()) return a.plan.procs() < b.plan.procs();
   if (a.plan.grid.x != b.plan.grid.x) return a.plan.grid.x < b.plan.grid.x;
   if (a.plan.scatter != b.plan.scatter) return int(a.plan.scatter) < int(b.plan.scatter);
@@ -61,7 +62,8 @@ void for_each_grid_chunk(int min_procs, int max_procs, Fn&& fn) {
 // caches of the thread that priced it.
 std::vector<detail::ProgramGrid> price_grids(const std::vector<Grid>& grids, const ProgramDescription& program,
                                              const PipelineDescription* fused, const MachineParams& machine,
-                                             const CostModel& model, Pricing pricing, bool parallel) {
+                                             const CostModel& model, Pricing pricing, bool parallel,
+                                             bool first_runs) {
   std::vector<detail::ProgramGrid> priced(grids.size());
   // One cache per thread, kept for the whole search (its entries hold for any grid).
   tbb::enumerable_thread_specific<detail::ProgramCache> caches;
@@ -70,6 +72,12 @@ std::vector<detail::ProgramGrid> price_grids(const std::vector<Grid>& grids, con
     for (std::size_t i = begin; i < end; ++i) {
       const Partition part(program.width, program.height, grids[i]);
       priced[i] = detail::price_grid(program, fused, part, machine, model, pricing, &cache);
+      if (!first_runs || !priced[i].why.empty()) continue;
+      // The exchange maps nothing: the scatter and gather algorithms decide.
+      for (ScatterAlgorithm s : kScatterAlgorithms)
+        for (GatherAlgorithm g : kGatherAlgorithms)
+          priced[i].first_run.push_back(
+              first_run_cost(program, Plan{grids[i], s, g, ExchangeAlgorithm::four_step}, machine).us);
     }
   };
   if (parallel && grids.size() > 256) {
@@ -118,20 +126,34 @@ class Ranking {
 };
 
 // The candidates of one priced grid: every algorithm combination, or only the best.
-void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced, bool keep_all) {
+void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced, bool keep_all, int runs) {
   auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
     Candidate cand{Plan{g, s, ga, e}, {}};
     cand.predicted = priced.phases(cand.plan);
+    if (runs > 0) {
+      cand.runs = runs;
+      cand.first_run_us = priced.first_run[std::size_t(s) * kGatherAlgorithms.size() + std::size_t(ga)];
+    }
     return cand;
   };
-  auto offer = [&](Candidate cand) {
-    if (std::isfinite(cand.predicted.total)) ranking.offer(std::move(cand));
-    else ranking.skip();
+  auto offer_to = [](Ranking& into, Candidate cand) {
+    if (std::isfinite(cand.predicted.total)) into.offer(std::move(cand));
+    else into.skip();
   };
+  auto offer = [&](Candidate cand) { offer_to(ranking, std::move(cand)); };
   if (keep_all) {
     for (ScatterAlgorithm s : kScatterAlgorithms)
       for (GatherAlgorithm ga : kGatherAlgorithms)
         for (ExchangeAlgorithm e : kExchangeAlgorithms) offer(make(s, ga, e));
+  } else if (runs > 0) {
+    // A first run's faults depend on the scatter and gather together (the pool reuses
+    // one's buffers for the other's): the best of every combination goes on.
+    Ranking best(1);
+    for (ScatterAlgorithm s : kScatterAlgorithms)
+      for (GatherAlgorithm ga : kGatherAlgorithms)
+        for (ExchangeAlgorithm e : kExchangeAlgorithms) offer_to(best, make(s, ga, e));
+    for (Candidate& c : best.take_sorted()) offer(std::move(c));
+    for (std::size_t i = 0; i < best.skipped(); ++i) ranking.skip();
   } else {
     // Phases are independent and each is a sum over steps with non-negative weights, so
     // the best plan of a grid takes the best algorithm of each phase (first in enum
@@ -179,6 +201,11 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   const ProgramDescription& program = request.program ? *request.program : lowered;
   if (program.width < 1 || program.height < 1) throw InvalidArgument("image size must be at least 1x1");
   if (!(fused && machine.compute.prices_pipeline())) check_priceable(program, machine.compute);
+  if (request.runs < 0) throw InvalidArgument("runs must be at least 0 (0: a long-running process)");
+  if (request.runs > 0 && request.max_procs > kMaxFirstRunRanks)
+    throw InvalidArgument("ranking first runs prices every rank's page faults of every candidate: at most " +
+                          std::to_string(kMaxFirstRunRanks) + " ranks (asked for " +
+                          std::to_string(request.max_procs) + ")");
   const auto model = make_model(request.model, machine);
 
   SearchResult result;
@@ -198,7 +225,8 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   // and memory does not grow with max_procs when request.keep bounds the ranking.
   Ranking ranking(request.keep);
   for_each_grid_chunk(request.min_procs, request.max_procs, [&](const std::vector<Grid>& grids) {
-    auto priced = price_grids(grids, program, fused, machine, *model, result.pricing, request.parallel);
+    auto priced =
+        price_grids(grids, program, fused, machine, *model, result.pricing, request.parallel, request.runs > 0);
     for (std::size_t i = 0; i < grids.size(); ++i) {
       if (!priced[i].why.empty()) {
         ++result.excluded_grids;
@@ -206,7 +234,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
           result.excluded.push_back({grids[i].procs(), grids[i], std::move(priced[i].why)});
         continue;
       }
-      add_candidates(ranking, grids[i], priced[i], request.keep_all);
+      add_candidates(ranking, grids[i], priced[i], request.keep_all, request.runs);
     }
     return true;
   });
@@ -218,7 +246,7 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
 
 nlohmann::json to_json(const Candidate& c, ModelKind model) {
   const auto& t = c.predicted;
-  return {{"procs", c.plan.procs()},
+  nlohmann::json j = {{"procs", c.plan.procs()},
           {"grid", to_string(c.plan.grid)},
           {"scatter", std::string(to_string(c.plan.scatter))},
           {"gather", std::string(to_string(c.plan.gather))},
@@ -231,6 +259,12 @@ nlohmann::json to_json(const Candidate& c, ModelKind model) {
             {"gather", t.gather},
             {"reduce", t.reduce},
             {"total", t.total}}}};
+  if (c.runs > 0) {
+    j["runs"] = c.runs;
+    j["first_run_extra_us"] = c.first_run_us;
+    j["objective_us"] = c.objective_us();
+  }
+  return j;
 }
 
 nlohmann::json to_json(const SearchResult& r, std::size_t limit) {
@@ -258,20 +292,25 @@ std::string format_table(const SearchResult& r, std::size_t limit) {
   // Programs with global reductions get a column for them; the derivative pipeline none.
   bool reduces = false;
   for (std::size_t i = 0; i < n; ++i) reduces = reduces || r.ranking[i].predicted.reduce != 0;
-  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s%s %12s\n", "rank", "procs",
+  // A search of first runs ranks by runs x total + the first run's page faults: shown.
+  const int runs = n > 0 ? r.ranking[0].runs : 0;
+  char objective[48] = "";
+  if (runs > 0) std::snprintf(objective, sizeof objective, " %12s %12s", "first_run_us", runs == 1 ? "one_run_us" : "runs_us");
+  std::snprintf(line, sizeof line, "%4s %5s %-9s %-7s %-7s %-12s %12s %12s %12s %12s%s %12s%s\n", "rank", "procs",
                 "grid", "scatter", "gather", "exchange", "scatter_us", "exchange_us", "compute_us",
-                "gather_us", reduces ? "    reduce_us" : "", "total_us");
+                "gather_us", reduces ? "    reduce_us" : "", "total_us", objective);
   out << line;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = r.ranking[i];
     const auto& t = c.predicted;
     char reduce[32] = "";
     if (reduces) std::snprintf(reduce, sizeof reduce, " %12.1f", t.reduce);
+    if (runs > 0) std::snprintf(objective, sizeof objective, " %12.1f %12.1f", c.first_run_us, c.objective_us());
     std::snprintf(
-        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f%s %12.1f\n", i + 1,
+        line, sizeof line, "%4zu %5d %-9s %-7s %-7s %-12s %12.1f %12.1f %12.1f %12.1f%s %12.1f%s\n", i + 1,
         c.plan.procs(), to_string(c.plan.grid).c_str(), std::string(to_string(c.plan.scatter)).c_str(),
         std::string(to_string(c.plan.gather)).c_str(), std::string(to_string(c.plan.exchange)).c_str(),
-        t.scatter, t.exchange, t.compute, t.gather, reduce, t.total);
+        t.scatter, t.exchange, t.compute, t.gather, reduce, t.total, objective);
     out << line;
   }
   if (n < r.candidates) out << "... " << r.candidates - n << " more candidates\n";

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.hpp"
+#include "tessera/scheduler/program.hpp"
 
 using namespace tessera;
 using namespace tessera::scheduler;
@@ -292,4 +294,57 @@ TEST(Search, SweepCachesGiveEveryGridItsOwnPrices) {
       EXPECT_TRUE(c.plan.scatter == ScatterAlgorithm::oft && c.plan.gather == GatherAlgorithm::oft);
     }
   }
+}
+
+// A process that runs its program once pays its first run's page faults (the apps):
+// ranked by runs x total + first_run_cost, which here turns the choice from the most
+// ranks (free communication) to one rank (every extra rank's buffers fault in before
+// the messages they receive complete).
+TEST(Search, FirstRunsAreRankedWithTheirPageFaults) {
+  auto m = machine(constant_table(0), true);
+  m.first_touch = {20.0, 20.0};
+  auto req = request(512, 512, 1, 1, 4);
+  const auto steady = search(req, m);
+  EXPECT_EQ(steady.chosen().plan.procs(), 4);
+  EXPECT_EQ(steady.chosen().runs, 0);
+  EXPECT_EQ(steady.chosen().first_run_us, 0.0);
+  EXPECT_FALSE(to_json(steady)["chosen"].contains("runs"));
+
+  req.runs = 1;
+  const auto once = search(req, m);
+  EXPECT_EQ(once.chosen().plan.procs(), 1);
+  const ProgramDescription program = describe_program(req.pipeline);
+  ASSERT_EQ(once.ranking.size(), steady.ranking.size());
+  for (std::size_t i = 0; i < once.ranking.size(); ++i) {
+    const Candidate& c = once.ranking[i];
+    EXPECT_EQ(c.runs, 1);
+    EXPECT_DOUBLE_EQ(c.first_run_us, first_run_cost(program, c.plan, m).us) << describe(c.plan);
+    EXPECT_DOUBLE_EQ(c.objective_us(), c.predicted.total + c.first_run_us);
+    if (i > 0) EXPECT_LE(once.ranking[i - 1].objective_us(), c.objective_us());
+  }
+  // More ranks fault in more buffers: each P's best first run costs more than the last.
+  double previous = 0;
+  for (int p = 1; p <= 4; ++p) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const Candidate& c : once.ranking)
+      if (c.plan.procs() == p) best = std::min(best, c.first_run_us);
+    EXPECT_GT(best, previous) << "P=" << p;
+    previous = best;
+  }
+  const auto j = to_json(once)["chosen"];
+  EXPECT_EQ(j["runs"].get<int>(), 1);
+  EXPECT_DOUBLE_EQ(j["objective_us"].get<double>(), once.chosen().objective_us());
+
+  // Best per grid picks what the full ranking puts first; many runs weigh the faults
+  // less and the choice goes back to the most ranks.
+  req.keep_all = false;
+  EXPECT_EQ(search(req, m).chosen().plan, once.chosen().plan);
+  req.runs = 1000000;
+  EXPECT_EQ(search(req, m).chosen().plan.procs(), 4);
+
+  req.runs = -1;
+  EXPECT_THROW(search(req, m), InvalidArgument);
+  req.runs = 1;
+  req.max_procs = kMaxFirstRunRanks + 1;
+  EXPECT_THROW(search(req, m), InvalidArgument);
 }

@@ -78,7 +78,16 @@ struct PlanRequest {
   /// Session::ranks_per_node()); otherwise a multi-node machine is priced with as many
   /// ranks per node as it has cores. Ignored for one-node machines.
   std::optional<int> ranks_per_node;
+  /// Plan for a process running the program this many times, the first paying the page
+  /// faults of the buffers it maps (scheduler::SearchRequest::runs): 1 for the shipped
+  /// apps, which run it once per launch. 0: one later run of a long-running process.
+  int runs = 0;
 };
+
+/// PlanRequest::runs for a launch that runs its program once on `ranks` ranks: 1 (its
+/// first run is the run), or 0 above scheduler::kMaxFirstRunRanks ranks, where the
+/// search does not rank first runs.
+inline int one_launch_runs(int ranks) { return ranks <= scheduler::kMaxFirstRunRanks ? 1 : 0; }
 
 /// `machine` with the running job's placement: `ranks_per_node` ranks on each node of
 /// a multi-node machine (one-node machines hold every rank anyway), and a note saying

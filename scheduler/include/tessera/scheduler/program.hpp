@@ -67,6 +67,20 @@ struct MappedBytes {
 };
 MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan, int rank);
 
+/// What a process's first run of `program` under `plan` pays on top of a later run: the
+/// page faults of the buffers every rank maps (first_run_mapped) at
+/// MachineParams::first_touch's rates. Those a scatter or gather writes first are added
+/// up over the ranks (a message waits for its receiver's faults: exact for flat trees,
+/// high for deeper ones); those a compute step writes first count on the rank that maps
+/// the most, shared by its `threads` (0 = compute_threads). {0, bytes} when first touch
+/// was not measured. O(P) plan building plus O(P x steps x buffers).
+struct FirstRunCost {
+  double us = 0;
+  std::size_t bytes = 0;  ///< the most any rank maps
+};
+FirstRunCost first_run_cost(const ProgramDescription& program, const Plan& plan, const MachineParams& machine,
+                            int threads = 0);
+
 /// Cost of one step in one run of the program, µs: every image it moves and every
 /// repetition (loops) included; compute on the slowest tile class, times the rounds an
 /// oversubscribed node needs.
@@ -99,13 +113,8 @@ struct ProgramCost {
   std::vector<StepCost> steps;            ///< in program order
   std::vector<OperationCost> operations;  ///< in order of first appearance
   bool compute_priced = false;            ///< false: the machine has no compute measurements (compute 0)
-  /// What a process's first run pays on top of phases.total: the page faults of the
-  /// buffers it maps (first_run_mapped, at MachineParams::first_touch's rates). Those
-  /// of buffers a scatter or gather writes first are added up over the ranks (a
-  /// message waits for its receiver's faults: exact for flat trees, high for deeper
-  /// ones); those a compute step writes first count on the rank that maps the most,
-  /// shared by its compute threads. 0 when first touch was not measured. Later runs
-  /// reuse the buffers.
+  /// What a process's first run pays on top of phases.total (first_run_cost); 0 when
+  /// first touch was not measured. Later runs reuse the buffers.
   double first_touch_us = 0;
   std::size_t first_touch_bytes = 0;  ///< the most any rank maps
 };
@@ -156,6 +165,9 @@ struct ProgramGrid {
   std::array<double, 4> scatter{};
   std::array<double, 3> gather{};
   std::array<double, 2> exchange{};
+  /// first_run_cost(...).us per scatter x gather algorithm (index scatter * 3 +
+  /// gather); filled only when the search ranks a process's first runs (runs > 0).
+  std::vector<double> first_run;
   /// The step's cost under `plan`'s algorithms, µs (every image and repeat).
   double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
   /// Phase totals under the algorithms of `plan` (grid ignored). O(1).

@@ -28,7 +28,19 @@ struct PhaseMicros {
 struct Candidate {
   Plan plan;
   PhaseMicros predicted;
+  /// A process running the program `runs` times (SearchRequest::runs; 0: the steady
+  /// state of a long-running process, one later run), and what its first run pays on top
+  /// (first_run_cost; 0 when runs is 0).
+  int runs = 0;
+  double first_run_us = 0;
+  /// What the search ranks by, µs: predicted.total, or runs x predicted.total +
+  /// first_run_us for a process of `runs` runs.
+  double objective_us() const { return runs > 0 ? double(runs) * predicted.total + first_run_us : predicted.total; }
 };
+
+/// Most ranks a search of a process's first runs (SearchRequest::runs > 0) may try:
+/// it maps every rank's buffers of every candidate (O(P) each).
+inline constexpr int kMaxFirstRunRanks = 256;
 
 /// A grid the search excluded, and why (from tessera::infeasibility).
 struct Excluded {
@@ -58,6 +70,11 @@ struct SearchRequest {
   std::size_t keep = 0;
   /// Price grids on several threads (TBB). The result is the same either way.
   bool parallel = true;
+  /// Rank plans for a process that runs the program this many times, its first run
+  /// paying the page faults of the buffers it maps (first_run_cost): the shipped apps
+  /// run their program once. 0: rank by one later run (a long-running process). At most
+  /// kMaxFirstRunRanks ranks when > 0.
+  int runs = 0;
 };
 
 struct SearchResult {

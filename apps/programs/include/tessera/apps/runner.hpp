@@ -115,6 +115,7 @@ inline Plan choose_app_plan(const Session& session, const AppOptions& o, const P
       request.perfdb = o.database.perfdb;
       request.machine = o.database.machine;
       request.keep_all = false;
+      request.runs = planning::one_launch_runs(session.size());
       auto result = planning::plan_for(request);
       for (const auto& note : result.notes) std::cerr << name << ": note: " << note << "\n";
       std::cerr << name << ": " << planning::summary(result) << "\n";
