@@ -7,6 +7,7 @@
 
 #include "cost_row.hpp"
 #include "tessera/error.hpp"
+#include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
 
 namespace tessera::bench {
@@ -77,6 +78,105 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
     out.push_back(cost_row(perfdb::kComputeCopy, "x", 1, {shapes[i].second, shapes[i].first}, s));
   }
   return out;
+}
+
+std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
+
+std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
+                                                const std::vector<int>& distances_mib, int rounds) {
+  using Clock = std::chrono::steady_clock;
+  if (rounds < 1) throw InvalidArgument("copies after a sweep need at least one round");
+  int largest = 0;
+  for (int d : distances_mib) {
+    if (d < 1) throw InvalidArgument("reuse distance must be at least 1 MiB");
+    largest = std::max(largest, d);
+  }
+  // Each copy between buffers of its own, rows at least 8 KiB apart, as in the tiles of
+  // the images whose footprints leave caches behind (2048 pixels wide and up): each row
+  // on pages of its own, which the prefetchers do not follow (narrower strides measured
+  // far cheaper than the pipeline's mirroring at those sizes).
+  constexpr std::size_t kGap = 2048;
+  struct Copy {
+    int rows = 0, floats = 0;
+    std::size_t stride = 0;
+    detail::FloatBuffer from, to;
+  };
+  std::vector<Copy> copies;
+  for (auto [rows, floats] : shapes) {
+    if (rows < 1 || floats < 1) throw InvalidArgument("copy shape must have at least one row and one float");
+    Copy c{rows, floats, std::max(2 * std::size_t(floats), std::size_t(floats) + kGap), {}, {}};
+    c.from = detail::allocate_floats(std::size_t(rows) * c.stride);
+    c.to = detail::allocate_floats(std::size_t(rows) * c.stride);
+    std::fill_n(c.from.get(), std::size_t(rows) * c.stride, 1.0f);
+    std::fill_n(c.to.get(), std::size_t(rows) * c.stride, 0.0f);
+    copies.push_back(std::move(c));
+  }
+  // The sweep reads one half and writes the other, as a filter pass does.
+  const std::size_t half = (std::size_t(largest) << 20) / sizeof(float) / 2;
+  const detail::FloatBuffer in = detail::allocate_floats(half), out = detail::allocate_floats(half);
+  std::fill_n(in.get(), half, 1.0f);
+  std::fill_n(out.get(), half, 0.0f);
+  auto copy = [](const Copy& c) {
+    for (int y = 0; y < c.rows; ++y)
+      std::copy_n(c.from.get() + std::size_t(y) * c.stride, c.floats, c.to.get() + std::size_t(y) * c.stride);
+  };
+  // The executor's own mirroring along x (tessera::mirror_image_edges: each row fills
+  // its halo columns from its edge), both sides of a 2048-row tile 2048 wide, with two
+  // halo widths (per row, per float), each on a tile of its own (they would share the
+  // edges' cache lines).
+  constexpr int kMirrorSide = 2048;
+  constexpr int kMirrorHalos[] = {4, 32};
+  constexpr int kMaxHalo = 32;
+  const int mirror_stride = kMirrorSide + 2 * kMaxHalo;
+  const std::size_t mirror_floats = std::size_t(mirror_stride) * mirror_stride;
+  std::vector<detail::FloatBuffer> mirror_buffers;
+  for (std::size_t i = 0; i < std::size(kMirrorHalos); ++i) {
+    mirror_buffers.push_back(detail::allocate_floats(mirror_floats));
+    std::fill_n(mirror_buffers.back().get(), mirror_floats, 1.0f);
+  }
+  auto mirror = [&](std::size_t i) {
+    const View tile{mirror_buffers[i].get() + std::size_t(kMaxHalo) * mirror_stride + kMaxHalo, kMirrorSide,
+                    kMirrorSide, mirror_stride};
+    mirror_image_edges(tile, Halo{kMirrorHalos[i], kMirrorHalos[i]}, Box{0, 0, kMirrorSide, kMirrorSide}, kMirrorSide,
+                       kMirrorSide, true, false);
+  };
+  const std::size_t cells = copies.size() + std::size(kMirrorHalos);  // per distance
+  std::vector<std::vector<double>> values(distances_mib.size() * cells);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < distances_mib.size(); ++k) {
+      const std::size_t di = (k + std::size_t(r)) % distances_mib.size();  // rotate the order
+      for (auto c = copies.rbegin(); c != copies.rend(); ++c) copy(*c);  // touched, the narrowest last
+      for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi) mirror(mi);
+      const std::size_t n = (std::size_t(distances_mib[di]) << 20) / sizeof(float) / 2;
+      float* o = out.get();
+      const float* i = in.get();
+      for (std::size_t j = 0; j < n; ++j) o[j] = 0.5f * i[j] + 1.0f;
+      for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi) {
+        const auto t0 = Clock::now();
+        mirror(mi);
+        const auto t1 = Clock::now();
+        values[di * cells + copies.size() + mi].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                                                          (2.0 * kMirrorSide * kMirrorHalos[mi]));
+      }
+      for (std::size_t ci = 0; ci < copies.size(); ++ci) {
+        const Copy& c = copies[ci];
+        const auto t0 = Clock::now();
+        copy(c);
+        const auto t1 = Clock::now();
+        values[di * cells + ci].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                                          (double(c.rows) * c.floats));
+      }
+    }
+  std::vector<perfdb::ComputeCost> rows;
+  for (std::size_t di = 0; di < distances_mib.size(); ++di) {
+    for (std::size_t ci = 0; ci < copies.size(); ++ci)
+      rows.push_back(cost_row(perfdb::kComputeCopyAfter, "x", distances_mib[di], {copies[ci].floats, copies[ci].rows},
+                              summarize(values[di * cells + ci])));
+    for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi)
+      rows.push_back(cost_row(perfdb::kComputeMirrorAfter, "x", distances_mib[di],
+                              {kMirrorHalos[mi], 2 * kMirrorSide}, summarize(values[di * cells + copies.size() + mi])));
+  }
+  return rows;
 }
 
 std::vector<std::size_t> first_touch_sizes(bool quick) {

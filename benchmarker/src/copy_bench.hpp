@@ -25,6 +25,20 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
                                           const StopRule& rule, double budget_s,
                                           const std::function<void(double)>& progress);
 
+/// Reuse distances, MiB, at which run_copy_after times copies: from about a core's own
+/// cache to well beyond the last-level cache share a process gets.
+std::vector<int> reuse_distances_mib();
+
+/// Times copies of `shapes` (rows, floats per row; narrow first) in the cache state a
+/// pipeline leaves them (perfdb::kComputeCopyAfter): each round, for each distance D,
+/// touches the copies' buffers, reads and writes D MiB elsewhere, then times each copy
+/// once (narrow first: the wider ones add little to its distance), and the executor's
+/// mirroring along x of a 2048-row tile with halos 4 and 32. `rounds` samples per
+/// (D, shape). Single-threaded. Rows of operations kComputeCopyAfter and
+/// kComputeMirrorAfter, taps = D.
+std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
+                                                const std::vector<int>& distances_mib, int rounds);
+
 /// Buffer sizes, bytes, whose first touch is timed: below and from 2 MiB (4 KiB pages /
 /// huge pages advised, as the executor's pool maps them).
 std::vector<std::size_t> first_touch_sizes(bool quick);

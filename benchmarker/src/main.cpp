@@ -234,6 +234,10 @@ class Measurement {
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
+        // The same copies in the cache state a pipeline's run leaves them.
+        auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}}, tb::reuse_distances_mib(),
+                                        opt_.quick ? 7 : 15);
+        copies.insert(copies.end(), after.begin(), after.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());

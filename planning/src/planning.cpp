@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <array>
 #include <map>
 
 #include "tessera/detail/buffer_cache.hpp"
@@ -176,6 +177,34 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
   return out;
 }
 
+// The copies as a pipeline leaves them (operation "copy_after", taps = MiB touched
+// elsewhere since), one fit per distance, ascending. Empty when the run has none (runs
+// before them) or a distance has fewer than two shapes.
+std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run) {
+  // Per distance: the copies' samples and the x-mirror's.
+  std::map<int, std::array<std::vector<scheduler::CopySample>, 2>> by_distance;
+  for (const auto& c : run.compute) {
+    const bool copy = c.operation == perfdb::kComputeCopyAfter, mirror = c.operation == perfdb::kComputeMirrorAfter;
+    if ((copy || mirror) && c.taps >= 1 && c.tile_width >= 1 && c.tile_height >= 1 &&
+        std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0)
+      by_distance[c.taps][mirror ? 1 : 0].push_back(
+          {double(c.tile_height), double(c.tile_width),
+           c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
+  }
+  std::vector<scheduler::CopyAtDistance> out;
+  for (const auto& [mib, samples] : by_distance) {
+    if (samples[0].size() < 2) return {};
+    scheduler::CopyAtDistance d{double(mib) * double(1 << 20), scheduler::fit_copy_cost(samples[0])};
+    if (samples[1].size() >= 2) {
+      const scheduler::CopyCost m = scheduler::fit_copy_cost(samples[1]);
+      d.cost.mirror_row_ns = m.per_row_ns;
+      d.cost.mirror_float_ns = m.per_float_ns;
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
 // First touch of fresh buffers (operation "first_touch": tile_width bytes mapped, ns
 // per byte): the median of the rows below 2 MiB and of those from 2 MiB, where the
 // executor's pool advises huge pages. Empty when the run has none (runs before it).
@@ -321,6 +350,7 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   if (found && found->compute) {
     out.params.compute = compute_of(*found->compute);
     out.params.copy = copy_of(*found->compute);
+    out.params.copy_after = copy_after_of(*found->compute);
     out.params.first_touch = first_touch_of(*found->compute);
     out.compute_source = "measured";
   }
@@ -328,6 +358,7 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     if (auto local = find_in_store(*store, host); local && local->compute) {
       out.params.compute = compute_of(*local->compute);
       out.params.copy = copy_of(*local->compute);
+      out.params.copy_after = copy_after_of(*local->compute);
       out.params.first_touch = first_touch_of(*local->compute);
       out.compute_source = "borrowed from this machine (" + host + ")";
       out.notes.push_back("machine '" + name +
@@ -348,6 +379,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     out.notes.push_back(
         "no first-touch measurements: the page faults of a process's first run are unpriced (rerun "
         "tessera-bench)");
+  if (!out.params.copy.empty() && out.params.copy_after.empty())
+    out.notes.push_back(
+        "no copy_after measurements: the local copies are priced in one cache state whatever the run's "
+        "footprint, low for large images (rerun tessera-bench)");
   if (out.params.copy.empty())
     out.notes.push_back(
         "no copy measurements: the library's local copies around messages are unpriced (rerun "

@@ -350,7 +350,9 @@ Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency
           if (!copy.empty()) s.compute(r, copy.us(st.box.height, st.box.width));
           break;
         case StepKind::mirror:
-          if (!copy.empty()) s.compute(r, st.sides * copy.us(st.box.height, st.box.width));
+          if (!copy.empty())
+            s.compute(r, st.sides * (st.axis == 0 ? copy.mirror_x_us(st.box.height, st.box.width)
+                                                  : copy.us(st.box.height, st.box.width)));
           break;
         case StepKind::collective:
           throw InvalidArgument(std::string(to_string(plan.phase)) + " '" + plan.algorithm +
@@ -479,7 +481,8 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     const Partition small = detail::compressed(partition, 6);
     const std::array<int, 6> key{int(e), small.width(), small.grid().x, small.height(), small.grid().y,
                                  model.uses_concurrency() ? g.P : 0};
-    auto [at, fresh] = cache->exchange.try_emplace(key, 0.0);
+    auto [at, fresh] =
+        cache->exchange.try_emplace({key, {copy.per_row_ns, copy.per_float_ns, copy.mirror_row_ns, copy.mirror_float_ns}}, 0.0);
     if (fresh) at->second = detail::exchange_compressed(e, partition, halo, model, placement, copy);
     return at->second;
   };

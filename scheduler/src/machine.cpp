@@ -39,6 +39,34 @@ double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) cons
   return lo + t * (hi - lo);
 }
 
+CopyCost MachineParams::copy_at(double bytes) const {
+  if (copy_after.empty()) return copy;
+  const CopyAtDistance* below = &copy_after.front();
+  const CopyAtDistance* above = &copy_after.back();
+  for (const CopyAtDistance& d : copy_after) {
+    if (d.bytes <= bytes) below = &d;
+    if (d.bytes >= bytes) {
+      above = &d;
+      break;
+    }
+  }
+  CopyCost out = below->cost;
+  if (bytes <= below->bytes || above == below || bytes >= above->bytes) {
+    out = bytes >= above->bytes ? above->cost : below->cost;
+  } else {
+    const double t = (std::log(bytes) - std::log(below->bytes)) / (std::log(above->bytes) - std::log(below->bytes));
+    auto at = [&](double CopyCost::*field) {
+      return below->cost.*field + t * (above->cost.*field - below->cost.*field);
+    };
+    out.per_row_ns = at(&CopyCost::per_row_ns);
+    out.per_float_ns = at(&CopyCost::per_float_ns);
+    out.mirror_row_ns = at(&CopyCost::mirror_row_ns);
+    out.mirror_float_ns = at(&CopyCost::mirror_float_ns);
+  }
+  out.call_us = copy.call_us;
+  return out;
+}
+
 CopyCost fit_copy_cost(const std::vector<CopySample>& samples) {
   if (samples.size() < 2) throw InvalidArgument("copy cost fit needs at least 2 samples");
   // us * 1000 = rows * a + rows * floats * b, each equation divided by its measured time

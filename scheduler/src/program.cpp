@@ -133,6 +133,101 @@ double compute_rounds(const Placement& place, int procs) {
   return place.cores_per_node > 0 ? double((on_node + place.cores_per_node - 1) / place.cores_per_node) : 1.0;
 }
 
+namespace {
+// The scatter plans (per halo) and the gather plan of one priced plan, built once for
+// all its ranks: a plan of P ranks is O(P) to build, and every rank reads it.
+struct MovePlans {
+  std::map<std::pair<int, int>, CommPlan> scatter;
+  std::optional<CommPlan> gather;
+};
+
+// first_run_mapped on one rank, reusing `plans` across the ranks of one plan; without
+// plans, the program's own buffers only (no scatter/gather scratch).
+MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int rank, MovePlans* plans) {
+  using Extent = ProgramBuffer::Extent;
+  const Partition part(program.width, program.height, plan.grid);
+  const Box tile = part.tile(rank);
+  auto floats_of = [&](const ProgramBuffer& b) {
+    switch (rank == 0 ? b.root : b.others) {
+      case Extent::none: return std::size_t(0);
+      case Extent::tile: return std::size_t(tile.width + 2 * b.halo.x) * std::size_t(tile.height + 2 * b.halo.y);
+      case Extent::image: return part.image().area();
+    }
+    return std::size_t(0);
+  };
+  using Cache = tessera::detail::BufferCache<int>;
+  Cache cache;
+  MappedBytes mapped;
+  // A request as allocate_floats makes it: malloc'd below the pool's threshold.
+  bool computing = false;  // the step allocating is a compute step
+  auto take = [&](std::size_t floats) -> std::optional<Cache::Buffer> {
+    const std::size_t bytes = floats * sizeof(float);
+    if (bytes < tessera::detail::kPooledFromBytes) return std::nullopt;
+    const std::size_t size = tessera::detail::pooled_size(bytes);
+    if (auto b = cache.take(size)) return b;
+    const bool huge = size >= tessera::detail::kHugePageBytes;
+    (huge ? mapped.huge : mapped.small) += size;
+    if (computing) (huge ? mapped.compute_huge : mapped.compute_small) += size;
+    return Cache::Buffer{size, 0};
+  };
+  auto give = [&](std::optional<Cache::Buffer>& b) {
+    if (b) cache.give(*b, [](const Cache::Buffer&) {});
+    b.reset();
+  };
+  // One image through a phase's plan: its scratch buffers for the duration.
+  auto through = [&](const CommPlan& comm) {
+    std::vector<std::optional<Cache::Buffer>> scratch;
+    for (Store s : scratch_stores(comm, rank)) scratch.push_back(take(scratch_floats(s, part, rank)));
+    for (auto& b : scratch) give(b);
+  };
+  std::vector<std::optional<Cache::Buffer>> held(program.buffers.size());
+  for (std::size_t i = 0; i < program.steps.size(); ++i) {
+    const ProgramStep& step = program.steps[i];
+    computing = step.kind == Kind::compute;
+    const bool moves = step.kind == Kind::scatter || step.kind == Kind::gather;
+    const int images = moves ? std::max(1, step.images) : 1;
+    for (int image = 0; image < images; ++image) {
+      for (std::size_t b = 0; b < program.buffers.size(); ++b) {
+        const ProgramBuffer& buf = program.buffers[b];
+        if (buf.first == int(i) && (step.kind != Kind::gather || buf.image == image)) held[b] = take(floats_of(buf));
+      }
+      if (step.kind == Kind::scatter && plans) {
+        auto [at, fresh] = plans->scatter.try_emplace({step.halo.x, step.halo.y});
+        if (fresh) at->second = scatter_plan(plan.scatter, part, step.halo);
+        through(at->second);
+      }
+      if (step.kind == Kind::gather) {
+        if (plans) {
+          if (!plans->gather) plans->gather = gather_plan(plan.gather, part);
+          through(*plans->gather);
+        }
+        // A gather's own buffers go as soon as their image has been gathered.
+        for (std::size_t b = 0; b < program.buffers.size(); ++b) {
+          const ProgramBuffer& buf = program.buffers[b];
+          if (buf.first == int(i) && buf.last == int(i) && buf.image == image) give(held[b]);
+        }
+      }
+    }
+    for (std::size_t b = 0; b < program.buffers.size(); ++b)
+      if (program.buffers[b].last == int(i)) give(held[b]);
+  }
+  return mapped;
+}
+
+// Bytes one run touches on the root's node, as a pipeline's copies meet them: the
+// buffers of the root and of the other ranks on its node (rank 1's each: tiles differ
+// by a row or column at most) and the input image the scatter reads. Scratch is left
+// out (it is reused, and small beside the images).
+double node_footprint_bytes(const ProgramDescription& program, const Partition& part, const Placement& placement) {
+  const Plan plan{part.grid(), ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
+  const int P = part.procs();
+  const int on_node = placement.ranks_per_node > 0 ? std::min(P, placement.ranks_per_node) : P;
+  double bytes = double(mapped_on(program, plan, 0, nullptr).total()) + 4.0 * double(part.image().area());
+  if (on_node > 1) bytes += double(on_node - 1) * double(mapped_on(program, plan, 1, nullptr).total());
+  return bytes;
+}
+}  // namespace
+
 namespace detail {
 
 double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const {
@@ -225,9 +320,12 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // step names one).
   if (g.halos.empty()) g.halos.push_back(program.halo);
   if (cache && cache->per_halo.size() < g.halos.size()) cache->per_halo.resize(g.halos.size());
+  // The local copies meet the cache state the run leaves: priced at its footprint.
+  const CopyCost copy =
+      machine.copy_after.empty() ? machine.copy : machine.copy_at(node_footprint_bytes(program, part, machine.placement));
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
-                                         cache ? &cache->per_halo[h] : nullptr, machine.copy));
+                                         cache ? &cache->per_halo[h] : nullptr, copy));
 
   // Each communication phase's total per algorithm, steps in program order.
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -319,84 +417,6 @@ void check_priceable(const ProgramDescription& program, const ComputeTable& tabl
                         "timed the primitive kernels): rerun tessera-bench (--modes compute is enough)");
 }
 
-namespace {
-// The scatter plans (per halo) and the gather plan of one priced plan, built once for
-// all its ranks: a plan of P ranks is O(P) to build, and every rank reads it.
-struct MovePlans {
-  std::map<std::pair<int, int>, CommPlan> scatter;
-  std::optional<CommPlan> gather;
-};
-
-// first_run_mapped on one rank, reusing `plans` across the ranks of one plan.
-MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int rank, MovePlans& plans) {
-  using Extent = ProgramBuffer::Extent;
-  const Partition part(program.width, program.height, plan.grid);
-  const Box tile = part.tile(rank);
-  auto floats_of = [&](const ProgramBuffer& b) {
-    switch (rank == 0 ? b.root : b.others) {
-      case Extent::none: return std::size_t(0);
-      case Extent::tile: return std::size_t(tile.width + 2 * b.halo.x) * std::size_t(tile.height + 2 * b.halo.y);
-      case Extent::image: return part.image().area();
-    }
-    return std::size_t(0);
-  };
-  using Cache = tessera::detail::BufferCache<int>;
-  Cache cache;
-  MappedBytes mapped;
-  // A request as allocate_floats makes it: malloc'd below the pool's threshold.
-  bool computing = false;  // the step allocating is a compute step
-  auto take = [&](std::size_t floats) -> std::optional<Cache::Buffer> {
-    const std::size_t bytes = floats * sizeof(float);
-    if (bytes < tessera::detail::kPooledFromBytes) return std::nullopt;
-    const std::size_t size = tessera::detail::pooled_size(bytes);
-    if (auto b = cache.take(size)) return b;
-    const bool huge = size >= tessera::detail::kHugePageBytes;
-    (huge ? mapped.huge : mapped.small) += size;
-    if (computing) (huge ? mapped.compute_huge : mapped.compute_small) += size;
-    return Cache::Buffer{size, 0};
-  };
-  auto give = [&](std::optional<Cache::Buffer>& b) {
-    if (b) cache.give(*b, [](const Cache::Buffer&) {});
-    b.reset();
-  };
-  // One image through a phase's plan: its scratch buffers for the duration.
-  auto through = [&](const CommPlan& comm) {
-    std::vector<std::optional<Cache::Buffer>> scratch;
-    for (Store s : scratch_stores(comm, rank)) scratch.push_back(take(scratch_floats(s, part, rank)));
-    for (auto& b : scratch) give(b);
-  };
-  std::vector<std::optional<Cache::Buffer>> held(program.buffers.size());
-  for (std::size_t i = 0; i < program.steps.size(); ++i) {
-    const ProgramStep& step = program.steps[i];
-    computing = step.kind == Kind::compute;
-    const bool moves = step.kind == Kind::scatter || step.kind == Kind::gather;
-    const int images = moves ? std::max(1, step.images) : 1;
-    for (int image = 0; image < images; ++image) {
-      for (std::size_t b = 0; b < program.buffers.size(); ++b) {
-        const ProgramBuffer& buf = program.buffers[b];
-        if (buf.first == int(i) && (step.kind != Kind::gather || buf.image == image)) held[b] = take(floats_of(buf));
-      }
-      if (step.kind == Kind::scatter) {
-        auto [at, fresh] = plans.scatter.try_emplace({step.halo.x, step.halo.y});
-        if (fresh) at->second = scatter_plan(plan.scatter, part, step.halo);
-        through(at->second);
-      }
-      if (step.kind == Kind::gather) {
-        if (!plans.gather) plans.gather = gather_plan(plan.gather, part);
-        through(*plans.gather);
-        // A gather's own buffers go as soon as their image has been gathered.
-        for (std::size_t b = 0; b < program.buffers.size(); ++b) {
-          const ProgramBuffer& buf = program.buffers[b];
-          if (buf.first == int(i) && buf.last == int(i) && buf.image == image) give(held[b]);
-        }
-      }
-    }
-    for (std::size_t b = 0; b < program.buffers.size(); ++b)
-      if (program.buffers[b].last == int(i)) give(held[b]);
-  }
-  return mapped;
-}
-}  // namespace
 
 namespace {
 ProgramCost price(const ProgramDescription& program, const PipelineDescription* fused, const Plan& plan,
@@ -439,7 +459,7 @@ MappedBytes first_run_mapped(const ProgramDescription& program, const Plan& plan
   if (rank < 0 || rank >= plan.procs())
     throw InvalidArgument("rank " + std::to_string(rank) + " is not in plan " + describe(plan));
   MovePlans plans;
-  return mapped_on(program, plan, rank, plans);
+  return mapped_on(program, plan, rank, &plans);
 }
 
 FirstRunCost first_run_cost(const ProgramDescription& program, const Plan& plan, const MachineParams& machine,
@@ -449,7 +469,7 @@ FirstRunCost first_run_cost(const ProgramDescription& program, const Plan& plan,
   FirstRunCost out;
   MovePlans plans;
   for (int r = 0; r < plan.procs(); ++r) {
-    const MappedBytes m = mapped_on(program, plan, r, plans);
+    const MappedBytes m = mapped_on(program, plan, r, &plans);
     in_messages += machine.first_touch.us(double(m.small - m.compute_small), double(m.huge - m.compute_huge));
     in_compute = std::max(in_compute, machine.first_touch.us(double(m.compute_small), double(m.compute_huge)) /
                                           double(std::max(1, threads_used)));

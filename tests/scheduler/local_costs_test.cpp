@@ -145,6 +145,52 @@ TEST(LocalWork, ExchangeMirrorsTheImageEdgesByHand) {
   for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
 }
 
+TEST(LocalWork, MirroringAlongXIsPricedFromItsOwnMeasurement) {
+  // As above, with the x-mirror measured: 2 sides x 4 rows x (7 + 2 x 1.5) ns; the
+  // y-mirror stays a copy of whole rows.
+  CopyCost copy{3.0, 0.25};
+  copy.mirror_row_ns = 7.0;
+  copy.mirror_float_ns = 1.5;
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  const Partition part(10, 8, Grid{1, 2});
+  const Halo halo{2, 3};
+  const auto none = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
+  for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+    const auto with = price_communication(*m, part, halo, mp.placement, pr, nullptr, copy);
+    const double mirror = 2 * 4 * (7.0 + 2 * 1.5) / 1000 + copy.us(3, 14);
+    for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
+  }
+  EXPECT_NEAR(copy.mirror_x_us(4, 2), 4 * (7.0 + 2 * 1.5) / 1000, 1e-12);
+  const CopyCost plain{3.0, 0.25};
+  EXPECT_NEAR(plain.mirror_x_us(4, 2), plain.us(4, 2), 1e-12);  // unmeasured: a copy
+}
+
+TEST(CopyCost, AtAFootprintInterpolatesTheMeasuredDistancesInLogBytes) {
+  MachineParams m;
+  m.copy = {1.0, 0.1};
+  m.copy.call_us = 0.05;
+  EXPECT_EQ(m.copy_at(1e9).per_row_ns, 1.0);  // no copy_after rows: the one state
+  const double MiB = 1 << 20;
+  CopyCost near{2.0, 0.2}, far{10.0, 0.6};
+  near.mirror_row_ns = 4.0, far.mirror_row_ns = 20.0;
+  near.mirror_float_ns = 1.0, far.mirror_float_ns = 3.0;
+  m.copy_after = {{4 * MiB, near}, {64 * MiB, far}};
+  // 16 MiB is halfway from 4 to 64 MiB in log bytes.
+  const CopyCost mid = m.copy_at(16 * MiB);
+  EXPECT_NEAR(mid.per_row_ns, 6.0, 1e-12);
+  EXPECT_NEAR(mid.per_float_ns, 0.4, 1e-12);
+  EXPECT_NEAR(mid.mirror_row_ns, 12.0, 1e-12);
+  EXPECT_NEAR(mid.mirror_float_ns, 2.0, 1e-12);
+  EXPECT_EQ(mid.call_us, 0.05);  // the executor's fixed cost is the same everywhere
+  // Held at the ends; exact at the measured distances.
+  EXPECT_EQ(m.copy_at(1).per_row_ns, 2.0);
+  EXPECT_EQ(m.copy_at(4 * MiB).per_row_ns, 2.0);
+  EXPECT_EQ(m.copy_at(64 * MiB).per_row_ns, 10.0);
+  EXPECT_EQ(m.copy_at(1e12).per_float_ns, 0.6);
+  EXPECT_EQ(m.copy_at(1e12).call_us, 0.05);
+}
+
 TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
   // Copies as slow as the messages, so they lie on the critical paths.
   const CopyCost copy{3000.0, 250.0};

@@ -445,6 +445,59 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   EXPECT_FALSE(planning::primitive_point_of(filter));
 }
 
+// Copies and x-mirroring after a sweep of D MiB: one fit per distance, read back from
+// the rows tessera-bench writes (each row generated from known coefficients).
+TEST(Planning, CopiesAfterASweepAreFittedPerDistance) {
+  TempDb db;
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, "copies", true, false);
+    perfdb::Machine m;
+    m.name = "copies";
+    m.hostname = "copies";
+    const auto stored = store.find_or_create_machine(m);
+    const perfdb::Id run = store.begin_run(stored.id, "tessera-bench", "test", "{}");
+    std::vector<perfdb::ComputeCost> rows;
+    // ns per float of `rows` rows of `floats` at per_row + floats x per_float.
+    auto row = [&](const char* op, int mib, int floats, int nrows, double per_row, double per_float) {
+      perfdb::ComputeCost c;
+      c.operation = op;
+      c.axis = "x";
+      c.taps = mib;
+      c.tile_width = floats;
+      c.tile_height = nrows;
+      c.ns_per_pixel = (per_row + floats * per_float) / floats;
+      rows.push_back(c);
+    };
+    for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
+      row(perfdb::kComputeCopy, 1, floats, nrows, 1.0, 0.25);
+      row(perfdb::kComputeCopyAfter, 4, floats, nrows, 2.0, 0.3);
+      row(perfdb::kComputeCopyAfter, 256, floats, nrows, 20.0, 0.5);
+    }
+    for (int halo : {4, 32}) {
+      row(perfdb::kComputeMirrorAfter, 4, halo, 4096, 5.0, 0.75);
+      row(perfdb::kComputeMirrorAfter, 256, halo, 4096, 9.0, 1.25);
+    }
+    store.add_compute(run, rows);
+    store.finish_run(run);
+  }
+  const auto loaded = planning::load_machine(db.path.string(), std::string("copies"));
+  const auto& after = loaded.params.copy_after;
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_DOUBLE_EQ(after[0].bytes, 4.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(after[1].bytes, 256.0 * (1 << 20));
+  EXPECT_NEAR(after[0].cost.per_row_ns, 2.0, 1e-6);
+  EXPECT_NEAR(after[0].cost.per_float_ns, 0.3, 1e-9);
+  EXPECT_NEAR(after[1].cost.per_row_ns, 20.0, 1e-6);
+  EXPECT_NEAR(after[1].cost.per_float_ns, 0.5, 1e-9);
+  EXPECT_NEAR(after[0].cost.mirror_row_ns, 5.0, 1e-6);
+  EXPECT_NEAR(after[0].cost.mirror_float_ns, 0.75, 1e-9);
+  EXPECT_NEAR(after[1].cost.mirror_row_ns, 9.0, 1e-6);
+  EXPECT_NEAR(after[1].cost.mirror_float_ns, 1.25, 1e-9);
+  EXPECT_NEAR(loaded.params.copy.per_row_ns, 1.0, 1e-6);  // the plain copies stay as they were
+  for (const auto& note : loaded.notes) EXPECT_EQ(note.find("copy_after"), std::string::npos) << note;
+}
+
 // tessera-gauss plans with the derivative pipeline's description; the executor runs
 // gauss_program. Both must put the same fresh buffers in a first run, on every rank.
 TEST(Planning, ThePipelineDescriptionMapsWhatTheGaussProgramMaps) {

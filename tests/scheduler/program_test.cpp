@@ -457,3 +457,54 @@ TEST(ProgramPricing, FirstRunPageFaultsByHand) {
   EXPECT_NEAR(to_json(c)["first_run_extra_us"].get<double>(), 1638.4 + 4194.304, 1e-6);
   EXPECT_NEAR(price_program(p, plan, ModelKind::p3pc, m, 2).first_touch_us, 1638.4 + 4194.304 / 2, 1e-6);
 }
+
+// The local copies meet the cache state the run leaves: priced at the bytes the run
+// touches on the root's node (its buffers and those of the other ranks there, and the
+// input image), by hand. 1024 x 512 in two row strips; scatter, exchange (halo 2), a
+// 5x5 filter into the root's result, gather.
+TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
+  ProgramDescription p;
+  p.width = 1024;
+  p.height = 512;
+  p.halo = Halo{2, 2};
+  p.steps = {comm(ProgramStep::Kind::scatter, "input", 1, Halo{2, 2}),
+             comm(ProgramStep::Kind::exchange, "f", 1, Halo{2, 2}), compute("f", Primitive::neighbourhood, 5),
+             comm(ProgramStep::Kind::gather, "output", 1)};
+  using E = ProgramBuffer::Extent;
+  p.buffers = {{E::tile, E::tile, Halo{2, 2}, 0, 2}, {E::image, E::tile, {}, 2, 4}};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const double MiB = 1 << 20;
+  CopyCost near{2.0, 0.25}, far{40.0, 1.0};
+  near.mirror_row_ns = 5.0, near.mirror_float_ns = 1.0;
+  far.mirror_row_ns = 90.0, far.mirror_float_ns = 3.0;
+  MachineParams m = machine({{Primitive::neighbourhood, 0, 5, 1, 8, 4, 6000}});
+  m.copy = {1.0, 0.1};
+  m.copy.call_us = 0.05;
+  m.copy_after = {{1 * MiB, near}, {64 * MiB, far}};
+  // Root: its haloed tile 1028 x 260 floats (1069120 bytes, in 64 KiB units 1114112),
+  // the 2 MiB result, the 2 MiB input image. Rank 1: its haloed tile (1114112) and its
+  // 1024 x 256 output (1048576).
+  const double root = 1114112 + 2097152 + 2097152, other = 1114112 + 1048576;
+  for (int per_node : {1, 2}) {
+    m.placement.ranks_per_node = per_node;
+    const double footprint = per_node == 2 ? root + other : root;
+    MachineParams flat = m;
+    flat.copy = m.copy_at(footprint);
+    flat.copy_after.clear();
+    const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
+    const ProgramCost want = price_program(p, plan, ModelKind::p3pc, flat);
+    EXPECT_DOUBLE_EQ(c.phases.scatter, want.phases.scatter) << per_node;
+    EXPECT_DOUBLE_EQ(c.phases.exchange, want.phases.exchange) << per_node;
+    EXPECT_DOUBLE_EQ(c.phases.gather, want.phases.gather) << per_node;
+    // Between the measured distances, so the copies cost more than the nearest's alone.
+    MachineParams nearest = flat;
+    nearest.copy = near;
+    nearest.copy.call_us = 0.05;
+    EXPECT_GT(c.phases.exchange, price_program(p, plan, ModelKind::p3pc, nearest).phases.exchange) << per_node;
+  }
+  // More ranks on the node touch more: dearer copies.
+  m.placement.ranks_per_node = 1;
+  const double one = price_program(p, plan, ModelKind::p3pc, m).phases.exchange;
+  m.placement.ranks_per_node = 2;
+  EXPECT_GT(price_program(p, plan, ModelKind::p3pc, m).phases.exchange, one);
+}

@@ -183,6 +183,16 @@ inline constexpr char kComputeDerivatives[] = "derivatives";
 /// The copies around messages: `tile_height` rows of `tile_width` floats copied between
 /// strided buffers; axis "x", taps 1, ns per float.
 inline constexpr char kComputeCopy[] = "copy";
+/// The same copies in the cache state a pipeline leaves them: the copy's buffers were
+/// touched, then `taps` MiB were read and written elsewhere (a compute step's sweep)
+/// before the copy ran. A pipeline's copies meet its run's footprint this way: the
+/// scheduler prices them at the distance of the run's bytes on the node. Axis "x";
+/// tile = floats x rows as for "copy"; ns per float.
+inline constexpr char kComputeCopyAfter[] = "copy_after";
+/// The executor's mirroring along x (tessera::mirror_image_edges) in that same state:
+/// `tile_height` rows (both sides of a tile counted) of `tile_width` halo floats each
+/// filled from the row's edge; taps = MiB touched elsewhere since; ns per float.
+inline constexpr char kComputeMirrorAfter[] = "mirror_after";
 /// A process's first touch of a freshly mapped buffer (tessera::detail::map_fresh, as
 /// the executor's pool maps one), beyond writing it again: page faults and the kernel's
 /// zeroing. `tile_width` is the buffer's size in bytes, tile_height 1, taps 1, axis "";

@@ -66,10 +66,26 @@ struct CopyCost {
   /// copies anything (tessera-bench's phase_call row, timed after a sweep through the
   /// caches as in a pipeline), µs; added to every scatter, exchange and gather run.
   double call_us = 0;
+  /// Filling one side's halo columns from the tile's own edge (mirroring along x: a
+  /// short gather within each row), per row and per halo float, when measured
+  /// (tessera-bench's mirror_after rows); both 0: priced as a copy.
+  double mirror_row_ns = 0, mirror_float_ns = 0;
   double us(double rows, double row_floats) const {
     return rows > 0 && row_floats > 0 ? rows * (per_row_ns + row_floats * per_float_ns) / 1000.0 : 0.0;
   }
+  /// One side of mirroring along x: `rows` rows of `halo_floats` floats.
+  double mirror_x_us(double rows, double halo_floats) const {
+    if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
+    return rows > 0 && halo_floats > 0 ? rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0 : 0.0;
+  }
   bool empty() const { return per_row_ns == 0 && per_float_ns == 0; }
+};
+
+/// The local copies at one reuse distance: tessera-bench's copy_after rows of `bytes`
+/// (read and written elsewhere since the copy's buffers were last touched), fitted.
+struct CopyAtDistance {
+  double bytes = 0;
+  CopyCost cost;
 };
 
 /// What touching freshly mapped memory costs beyond writing it again (the kernel's page
@@ -143,12 +159,20 @@ struct MachineParams {
   LogpcParams logpc;
   ComputeTable compute;
   CopyCost copy;  ///< local copies and mirroring around the communication
+  /// The same copies as a pipeline's run leaves their buffers, by reuse distance
+  /// (ascending bytes); empty (databases before them): `copy` serves every distance.
+  std::vector<CopyAtDistance> copy_after;
   FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
   Placement placement;
 
   /// The P-3PC table of `level`, or of the other level if that one is empty.
   /// Throws InvalidArgument if both are empty.
   const P3pcTable& p3pc_for(Level level) const;
+  /// The copies' cost after `bytes` were touched elsewhere on the node (a run's
+  /// footprint): copy_after's coefficients interpolated linearly in log bytes, held at
+  /// the nearest end outside the measured distances; `copy` when copy_after is empty.
+  /// call_us is always copy's.
+  CopyCost copy_at(double bytes) const;
 };
 
 /// Parses SPEC's P-3PC CSV (header `path,layout,floats,time_us`, `floats` counts 4-byte
