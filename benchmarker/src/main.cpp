@@ -243,6 +243,7 @@ class Measurement {
         copies.insert(copies.end(), touches.begin(), touches.end());
         // What running a phase's plan costs before it moves or copies anything.
         copies.push_back(tb::time_phase_call(*solo));
+        for (int mib : tb::reuse_distances_mib()) copies.push_back(tb::time_phase_call_after(*solo, mib));
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
         const double left = std::max(0.2 * given, given - seconds_since(t0));

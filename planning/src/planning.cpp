@@ -191,6 +191,12 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
           {double(c.tile_height), double(c.tile_width),
            c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
   }
+  // The executor's fixed cost per plan run at the same distances (phase_call_after).
+  std::map<int, double> call_us;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputePhaseCallAfter && c.taps >= 1 && std::isfinite(c.ns_per_pixel) &&
+        c.ns_per_pixel > 0)
+      call_us[c.taps] = c.ns_per_pixel / 1000.0;
   std::vector<scheduler::CopyAtDistance> out;
   for (const auto& [mib, samples] : by_distance) {
     if (samples[0].size() < 2) return {};
@@ -200,6 +206,7 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
       d.cost.mirror_row_ns = m.per_row_ns;
       d.cost.mirror_float_ns = m.per_float_ns;
     }
+    if (auto it = call_us.find(mib); it != call_us.end()) d.cost.call_us = it->second;
     out.push_back(d);
   }
   return out;

@@ -51,6 +51,8 @@ CopyCost MachineParams::copy_at(double bytes) const {
     }
   }
   CopyCost out = below->cost;
+  // The fixed cost per plan run follows the distances only where both ends measured it.
+  const bool calls = below->cost.call_us > 0 && above->cost.call_us > 0;
   if (bytes <= below->bytes || above == below || bytes >= above->bytes) {
     out = bytes >= above->bytes ? above->cost : below->cost;
   } else {
@@ -62,8 +64,9 @@ CopyCost MachineParams::copy_at(double bytes) const {
     out.per_float_ns = at(&CopyCost::per_float_ns);
     out.mirror_row_ns = at(&CopyCost::mirror_row_ns);
     out.mirror_float_ns = at(&CopyCost::mirror_float_ns);
+    out.call_us = at(&CopyCost::call_us);
   }
-  out.call_us = copy.call_us;
+  if (!calls) out.call_us = copy.call_us;
   return out;
 }
 

@@ -96,6 +96,10 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
     EXPECT_EQ(found.second, (std::set<int>{4, 32})) << mib << " MiB";
   }
   EXPECT_EQ(distances, (std::set<int>{1, 4, 16, 64, 128, 256}));
+  std::set<int> call_distances;
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputePhaseCallAfter) call_distances.insert(c.taps);
+  EXPECT_EQ(call_distances, distances);
   // A fresh buffer's first touch, below and above 2 MiB (benchmarker first_touch_sizes).
   std::set<int> touched;
   for (const auto& c : data.compute)

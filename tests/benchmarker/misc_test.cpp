@@ -222,7 +222,9 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
     EXPECT_GT(c.ns_per_pixel, 0);
     EXPECT_LE(*c.q1, c.ns_per_pixel);
     EXPECT_GE(*c.q3, c.ns_per_pixel);
-    if (c.operation == tessera::perfdb::kComputeSeparable) EXPECT_TRUE(c.axis == "x" || c.axis == "y");
+    if (c.operation == tessera::perfdb::kComputeSeparable) {
+      EXPECT_TRUE(c.axis == "x" || c.axis == "y");
+    }
   }
   EXPECT_EQ(ops, (std::set<std::string>{"pixelwise", "separable", "neighbourhood", "reduction", "nms", "local_max",
                                         "hysteresis"}));

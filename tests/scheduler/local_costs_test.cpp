@@ -189,6 +189,12 @@ TEST(CopyCost, AtAFootprintInterpolatesTheMeasuredDistancesInLogBytes) {
   EXPECT_EQ(m.copy_at(64 * MiB).per_row_ns, 10.0);
   EXPECT_EQ(m.copy_at(1e12).per_float_ns, 0.6);
   EXPECT_EQ(m.copy_at(1e12).call_us, 0.05);
+  // With the executor's fixed cost measured at the distances too, it follows them.
+  m.copy_after[0].cost.call_us = 0.1;
+  m.copy_after[1].cost.call_us = 0.3;
+  EXPECT_NEAR(m.copy_at(16 * MiB).call_us, 0.2, 1e-12);
+  EXPECT_EQ(m.copy_at(1).call_us, 0.1);
+  EXPECT_EQ(m.copy_at(1e12).call_us, 0.3);
 }
 
 TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
@@ -270,7 +276,9 @@ TEST(LocalWork, EveryPlanRunPaysTheExecutorsFixedCost) {
       for (std::size_t i = 0; i < a.scatter.size(); ++i) EXPECT_NEAR(b.scatter[i], a.scatter[i] + 0.07, 1e-9);
       for (std::size_t i = 0; i < a.gather.size(); ++i) EXPECT_NEAR(b.gather[i], a.gather[i] + 0.07, 1e-9);
       for (std::size_t i = 0; i < a.exchange.size(); ++i) EXPECT_NEAR(b.exchange[i], a.exchange[i] + 0.07, 1e-9);
-      if (grid.x * grid.y == 1) EXPECT_NEAR(b.gather[int(GatherAlgorithm::oft)], 0.07, 1e-12);
+      if (grid.x * grid.y == 1) {
+        EXPECT_NEAR(b.gather[int(GatherAlgorithm::oft)], 0.07, 1e-12);
+      }
       for (GatherAlgorithm g : kGatherAlgorithms)
         EXPECT_NEAR(b.gather[int(g)], price_plan(gather_plan(g, part), *m, mp.placement, with), 1e-9);
     }

@@ -478,6 +478,8 @@ TEST(Planning, CopiesAfterASweepAreFittedPerDistance) {
       row(perfdb::kComputeMirrorAfter, 4, halo, 4096, 5.0, 0.75);
       row(perfdb::kComputeMirrorAfter, 256, halo, 4096, 9.0, 1.25);
     }
+    row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0);
+    row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 300.0, 0.0);  // 4 MiB: not measured
     store.add_compute(run, rows);
     store.finish_run(run);
   }
@@ -495,6 +497,11 @@ TEST(Planning, CopiesAfterASweepAreFittedPerDistance) {
   EXPECT_NEAR(after[1].cost.mirror_row_ns, 9.0, 1e-6);
   EXPECT_NEAR(after[1].cost.mirror_float_ns, 1.25, 1e-9);
   EXPECT_NEAR(loaded.params.copy.per_row_ns, 1.0, 1e-6);  // the plain copies stay as they were
+  EXPECT_NEAR(loaded.params.copy.call_us, 0.06, 1e-12);
+  EXPECT_EQ(after[0].cost.call_us, 0.0);
+  EXPECT_NEAR(after[1].cost.call_us, 0.3, 1e-12);
+  EXPECT_NEAR(loaded.params.copy_at(1e9).call_us, 0.3, 1e-12);             // beyond 256 MiB: its own
+  EXPECT_NEAR(loaded.params.copy_at(16.0 * (1 << 20)).call_us, 0.06, 1e-12);  // one end unmeasured: the plain one
   for (const auto& note : loaded.notes) EXPECT_EQ(note.find("copy_after"), std::string::npos) << note;
 }
 

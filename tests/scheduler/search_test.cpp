@@ -320,7 +320,9 @@ TEST(Search, FirstRunsAreRankedWithTheirPageFaults) {
     EXPECT_EQ(c.runs, 1);
     EXPECT_DOUBLE_EQ(c.first_run_us, first_run_cost(program, c.plan, m).us) << describe(c.plan);
     EXPECT_DOUBLE_EQ(c.objective_us(), c.predicted.total + c.first_run_us);
-    if (i > 0) EXPECT_LE(once.ranking[i - 1].objective_us(), c.objective_us());
+    if (i > 0) {
+      EXPECT_LE(once.ranking[i - 1].objective_us(), c.objective_us());
+    }
   }
   // More ranks fault in more buffers: each P's best first run costs more than the last.
   double previous = 0;

@@ -63,7 +63,9 @@ TEST(ValidatePrograms, EdgesHysteresisExchangesInsideItsLoopCornersNone) {
   EXPECT_FALSE(exchanges_in_compute(corners));
   const auto loop = in_loop(edges);
   for (std::size_t i = 0; i < edges.steps.size(); ++i)
-    if (loop[i]) EXPECT_EQ(edges.steps[i].operation, "hysteresis") << i;
+    if (loop[i]) {
+      EXPECT_EQ(edges.steps[i].operation, "hysteresis") << i;
+    }
   EXPECT_THROW(app_program("gauss", 1), InvalidArgument);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "../cost_row.hpp"
@@ -11,28 +12,48 @@
 
 namespace tessera::bench {
 
-perfdb::ComputeCost time_phase_call(const Team& solo, int samples, int calls) {
+namespace {
+
+// ns per run of `calls` consecutive runs of an empty plan (one rank's in-place gather),
+// `samples` samples after one warm-up, each after `before()`.
+Summary time_calls(const Team& solo, int samples, int calls, const std::function<void(int)>& before) {
   if (samples < 1 || calls < 1) throw InvalidArgument("phase call timing needs at least one sample of one call");
-  // One rank's gather whose output is already in place in the image: a plan of no
-  // steps, so a run is the executor's fixed cost alone.
   const Partition partition(64, 64, Grid{1, 1});
   const Gather gather(solo, partition, GatherAlgorithm::oft);
   Image whole(64, 64, 0.0f);
   const ConstView in_place = whole.view();
   using Clock = std::chrono::steady_clock;
-  // In a pipeline a phase starts after a compute sweep has streamed megabytes through
-  // the caches: the executor's code and data are cold. Each sample runs after such a
-  // sweep, as tessera-validate measures a phase.
-  std::vector<float> sweep(std::size_t(4) << 20);
   std::vector<double> ns;
   for (int s = 0; s < samples + 1; ++s) {  // the first sample warms up
-    std::fill(sweep.begin(), sweep.end(), float(s));
+    before(s);
     const auto t0 = Clock::now();
     for (int c = 0; c < calls; ++c) gather.run(in_place, whole);
     const auto t1 = Clock::now();
     if (s > 0) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / calls);
   }
-  return cost_row(perfdb::kComputePhaseCall, "", 1, {1, 1}, summarize(ns));
+  return summarize(ns);
+}
+
+}  // namespace
+
+perfdb::ComputeCost time_phase_call(const Team& solo, int samples, int calls) {
+  // In a pipeline a phase starts after a compute sweep has streamed megabytes through
+  // the caches: the executor's code and data are cold. Each sample runs after such a
+  // sweep, as tessera-validate measures a phase.
+  std::vector<float> sweep(std::size_t(4) << 20);
+  const Summary s = time_calls(solo, samples, calls, [&](int k) { std::fill(sweep.begin(), sweep.end(), float(k)); });
+  return cost_row(perfdb::kComputePhaseCall, "", 1, {1, 1}, s);
+}
+
+perfdb::ComputeCost time_phase_call_after(const Team& solo, int sweep_mib, int samples, int calls) {
+  if (sweep_mib < 1) throw InvalidArgument("phase call sweep must be at least 1 MiB");
+  // Read one half, write the other, as copy_after's sweep.
+  const std::size_t half = (std::size_t(sweep_mib) << 20) / sizeof(float) / 2;
+  std::vector<float> in(half, 1.0f), out(half, 0.0f);
+  const Summary s = time_calls(solo, samples, calls, [&](int) {
+    for (std::size_t i = 0; i < half; ++i) out[i] = 0.5f * in[i] + 1.0f;
+  });
+  return cost_row(perfdb::kComputePhaseCallAfter, "", sweep_mib, {1, 1}, s);
 }
 
 }  // namespace tessera::bench

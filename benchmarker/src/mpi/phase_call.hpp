@@ -11,4 +11,9 @@ namespace tessera::bench {
 /// perfdb::kComputePhaseCall, ns per run. `solo` is a one-rank team. Local to its rank.
 perfdb::ComputeCost time_phase_call(const Team& solo, int samples = 21, int calls = 5);
 
+/// The same runs, each sample after `sweep_mib` MiB were read and written elsewhere (the
+/// state a pipeline's run of that footprint leaves the executor's data in, as
+/// copy_after): a row of operation perfdb::kComputePhaseCallAfter, taps = sweep_mib.
+perfdb::ComputeCost time_phase_call_after(const Team& solo, int sweep_mib, int samples = 9, int calls = 5);
+
 }  // namespace tessera::bench

@@ -201,6 +201,9 @@ inline constexpr char kComputeFirstTouch[] = "first_touch";
 /// The executor's fixed cost of running one phase's plan once (a plan of no steps: one
 /// rank's in-place gather); tile 1x1, taps 1, axis ""; ns_per_pixel holds ns per run.
 inline constexpr char kComputePhaseCall[] = "phase_call";
+/// The same after `taps` MiB were read and written elsewhere (as copy_after): the fixed
+/// cost in the state a pipeline's run of that footprint leaves; ns per run, tile 1x1.
+inline constexpr char kComputePhaseCallAfter[] = "phase_call_after";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:

@@ -171,7 +171,7 @@ struct MachineParams {
   /// The copies' cost after `bytes` were touched elsewhere on the node (a run's
   /// footprint): copy_after's coefficients interpolated linearly in log bytes, held at
   /// the nearest end outside the measured distances; `copy` when copy_after is empty.
-  /// call_us is always copy's.
+  /// call_us likewise where the distances have it (phase_call_after rows), else copy's.
   CopyCost copy_at(double bytes) const;
 };
 
