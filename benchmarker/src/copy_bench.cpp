@@ -82,15 +82,38 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
 
 std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
 
+namespace {
+std::size_t half_floats(int mib) { return (std::size_t(mib) << 20) / sizeof(float) / 2; }
+}  // namespace
+
+ReuseSweep::ReuseSweep(int largest_mib) : largest_mib_(largest_mib) {
+  if (largest_mib < 1) throw InvalidArgument("reuse distance must be at least 1 MiB");
+  const std::size_t half = half_floats(largest_mib);
+  in_ = detail::allocate_floats(half);
+  out_ = detail::allocate_floats(half);
+  std::fill_n(in_.get(), half, 1.0f);
+  std::fill_n(out_.get(), half, 0.0f);
+}
+
+void ReuseSweep::run(int mib) {
+  if (mib < 1 || mib > largest_mib_)
+    throw InvalidArgument("reuse distance " + std::to_string(mib) + " MiB is outside [1, " +
+                          std::to_string(largest_mib_) + "]");
+  const std::size_t n = half_floats(mib);
+  float* o = out_.get();
+  const float* i = in_.get();
+  for (std::size_t j = 0; j < n; ++j) o[j] = 0.5f * i[j] + 1.0f;
+}
+
 std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
-                                                const std::vector<int>& distances_mib, int rounds) {
+                                                const std::vector<int>& distances_mib, int rounds,
+                                                ReuseSweep& sweep) {
   using Clock = std::chrono::steady_clock;
   if (rounds < 1) throw InvalidArgument("copies after a sweep need at least one round");
-  int largest = 0;
-  for (int d : distances_mib) {
-    if (d < 1) throw InvalidArgument("reuse distance must be at least 1 MiB");
-    largest = std::max(largest, d);
-  }
+  for (int d : distances_mib)
+    if (d < 1 || d > sweep.largest_mib())
+      throw InvalidArgument("reuse distance " + std::to_string(d) + " MiB is outside the sweep's [1, " +
+                            std::to_string(sweep.largest_mib()) + "]");
   // Each copy between buffers of its own. Narrow rows (halo columns) at least 8 KiB
   // apart, as in the tiles of the images whose footprints leave caches behind (2048
   // pixels wide and up): each row on pages of its own, which the prefetchers do not
@@ -116,11 +139,6 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
     std::fill_n(c.to.get(), std::size_t(rows) * c.stride, 0.0f);
     copies.push_back(std::move(c));
   }
-  // The sweep reads one half and writes the other, as a filter pass does.
-  const std::size_t half = (std::size_t(largest) << 20) / sizeof(float) / 2;
-  const detail::FloatBuffer in = detail::allocate_floats(half), out = detail::allocate_floats(half);
-  std::fill_n(in.get(), half, 1.0f);
-  std::fill_n(out.get(), half, 0.0f);
   auto copy = [](const Copy& c) {
     for (int y = 0; y < c.rows; ++y)
       std::copy_n(c.from.get() + std::size_t(y) * c.stride, c.floats, c.to.get() + std::size_t(y) * c.stride);
@@ -152,10 +170,7 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
       const std::size_t di = (k + std::size_t(r)) % distances_mib.size();  // rotate the order
       for (auto c = copies.rbegin(); c != copies.rend(); ++c) copy(*c);  // touched, the narrowest last
       for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi) mirror(mi);
-      const std::size_t n = (std::size_t(distances_mib[di]) << 20) / sizeof(float) / 2;
-      float* o = out.get();
-      const float* i = in.get();
-      for (std::size_t j = 0; j < n; ++j) o[j] = 0.5f * i[j] + 1.0f;
+      sweep.run(distances_mib[di]);
       for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi) {
         const auto t0 = Clock::now();
         mirror(mi);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schedule.hpp"
+#include "tessera/image.hpp"
 #include "tessera/perfdb/records.hpp"
 
 namespace tessera::bench {
@@ -29,6 +30,23 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
 /// cache to well beyond the last-level cache share a process gets.
 std::vector<int> reuse_distances_mib();
 
+/// What a compute step does to the caches between two touches of a buffer: reads one
+/// half of `mib` MiB and writes the other, as a filter pass does. One pool, mapped and
+/// faulted in once at the largest distance, serves every sweep (and every benchmark
+/// that sweeps: copies, mirroring, the executor's fixed cost).
+class ReuseSweep {
+ public:
+  /// Throws InvalidArgument if largest_mib < 1.
+  explicit ReuseSweep(int largest_mib);
+  int largest_mib() const { return largest_mib_; }
+  /// Throws InvalidArgument outside [1, largest_mib].
+  void run(int mib);
+
+ private:
+  int largest_mib_ = 0;
+  detail::FloatBuffer in_, out_;
+};
+
 /// Times copies of `shapes` (rows, floats per row; narrow first) in the cache state a
 /// pipeline leaves them (perfdb::kComputeCopyAfter): each round, for each distance D,
 /// touches the copies' buffers, reads and writes D MiB elsewhere, then times each copy
@@ -37,7 +55,8 @@ std::vector<int> reuse_distances_mib();
 /// (D, shape). Single-threaded. Rows of operations kComputeCopyAfter and
 /// kComputeMirrorAfter, taps = D.
 std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
-                                                const std::vector<int>& distances_mib, int rounds);
+                                                const std::vector<int>& distances_mib, int rounds,
+                                                ReuseSweep& sweep);
 
 /// Buffer sizes, bytes, whose first touch is timed: below and from 2 MiB (4 KiB pages /
 /// huge pages advised, as the executor's pool maps them).

@@ -234,16 +234,18 @@ class Measurement {
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
-        // The same copies in the cache state a pipeline's run leaves them.
-        auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}}, tb::reuse_distances_mib(),
-                                        opt_.quick ? 7 : 15);
+        // The same copies in the cache state a pipeline's run leaves them; one sweep pool
+        // for them and for the executor's fixed cost below.
+        const auto distances = tb::reuse_distances_mib();
+        tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
+        auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}}, distances, opt_.quick ? 7 : 15, sweep);
         copies.insert(copies.end(), after.begin(), after.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());
         // What running a phase's plan costs before it moves or copies anything.
         copies.push_back(tb::time_phase_call(*solo));
-        for (int mib : tb::reuse_distances_mib()) copies.push_back(tb::time_phase_call_after(*solo, mib));
+        for (int mib : distances) copies.push_back(tb::time_phase_call_after(*solo, sweep, mib));
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
         const double left = std::max(0.2 * given, given - seconds_since(t0));

@@ -45,14 +45,9 @@ perfdb::ComputeCost time_phase_call(const Team& solo, int samples, int calls) {
   return cost_row(perfdb::kComputePhaseCall, "", 1, {1, 1}, s);
 }
 
-perfdb::ComputeCost time_phase_call_after(const Team& solo, int sweep_mib, int samples, int calls) {
-  if (sweep_mib < 1) throw InvalidArgument("phase call sweep must be at least 1 MiB");
-  // Read one half, write the other, as copy_after's sweep.
-  const std::size_t half = (std::size_t(sweep_mib) << 20) / sizeof(float) / 2;
-  std::vector<float> in(half, 1.0f), out(half, 0.0f);
-  const Summary s = time_calls(solo, samples, calls, [&](int) {
-    for (std::size_t i = 0; i < half; ++i) out[i] = 0.5f * in[i] + 1.0f;
-  });
+perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, int sweep_mib, int samples,
+                                          int calls) {
+  const Summary s = time_calls(solo, samples, calls, [&](int) { sweep.run(sweep_mib); });
   return cost_row(perfdb::kComputePhaseCallAfter, "", sweep_mib, {1, 1}, s);
 }
 
