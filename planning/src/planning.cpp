@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <array>
 #include <map>
+#include <optional>
 
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
@@ -161,52 +161,69 @@ scheduler::ComputeTable compute_of(const perfdb::RunData& run) {
   return scheduler::ComputeTable(std::move(passes), std::move(pipeline), std::move(primitives));
 }
 
+// A row timed per float (copies, mirroring) as a fit sample: rows, floats per row, µs;
+// none for a row out of range.
+std::optional<scheduler::CopySample> copy_sample(const perfdb::ComputeCost& c) {
+  if (c.tile_width < 1 || c.tile_height < 1 || !std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0)
+    return std::nullopt;
+  return scheduler::CopySample{double(c.tile_height), double(c.tile_width),
+                               c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0};
+}
+
+// A per-run row's time (phase_call, phase_call_after: ns per run) in µs; none when not
+// positive and finite.
+std::optional<double> call_us_of(const perfdb::ComputeCost& c) {
+  if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0) return std::nullopt;
+  return c.ns_per_pixel / 1000.0;
+}
+
 // The library's local copies (operation "copy": rows x floats per row, ns per float),
 // fitted to rows x (per row + floats x per float). Empty when the run has too few.
 scheduler::CopyCost copy_of(const perfdb::RunData& run) {
   std::vector<scheduler::CopySample> samples;
   for (const auto& c : run.compute)
-    if (c.operation == perfdb::kComputeCopy && c.tile_width >= 1 && c.tile_height >= 1 && c.ns_per_pixel > 0)
-      samples.push_back({double(c.tile_height), double(c.tile_width),
-                         c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
+    if (c.operation == perfdb::kComputeCopy)
+      if (auto sample = copy_sample(c)) samples.push_back(*sample);
   scheduler::CopyCost out = samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
   // The executor's fixed cost per plan run (runs before it: none measured, 0).
   for (const auto& c : run.compute)
-    if (c.operation == perfdb::kComputePhaseCall && std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0)
-      out.call_us = c.ns_per_pixel / 1000.0;
+    if (c.operation == perfdb::kComputePhaseCall)
+      if (auto us = call_us_of(c)) out.call_us = *us;
   return out;
 }
 
 // The copies as a pipeline leaves them (operation "copy_after", taps = MiB touched
-// elsewhere since), one fit per distance, ascending. Empty when the run has none (runs
-// before them) or a distance has fewer than two shapes.
+// elsewhere since), one fit per distance, ascending, with the x-mirror's fit
+// ("mirror_after") and the executor's fixed cost ("phase_call_after") at that distance
+// when measured. Empty when the run has none (runs before them) or a distance has fewer
+// than two copy shapes.
 std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run) {
-  // Per distance: the copies' samples and the x-mirror's.
-  std::map<int, std::array<std::vector<scheduler::CopySample>, 2>> by_distance;
+  struct AtDistance {
+    std::vector<scheduler::CopySample> copies, mirrors;
+    double call_us = 0;
+  };
+  std::map<int, AtDistance> by_distance;
   for (const auto& c : run.compute) {
-    const bool copy = c.operation == perfdb::kComputeCopyAfter, mirror = c.operation == perfdb::kComputeMirrorAfter;
-    if ((copy || mirror) && c.taps >= 1 && c.tile_width >= 1 && c.tile_height >= 1 &&
-        std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0)
-      by_distance[c.taps][mirror ? 1 : 0].push_back(
-          {double(c.tile_height), double(c.tile_width),
-           c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0});
+    if (c.taps < 1) continue;
+    if (c.operation == perfdb::kComputeCopyAfter || c.operation == perfdb::kComputeMirrorAfter) {
+      if (auto sample = copy_sample(c))
+        (c.operation == perfdb::kComputeCopyAfter ? by_distance[c.taps].copies : by_distance[c.taps].mirrors)
+            .push_back(*sample);
+    } else if (c.operation == perfdb::kComputePhaseCallAfter) {
+      if (auto us = call_us_of(c)) by_distance[c.taps].call_us = *us;
+    }
   }
-  // The executor's fixed cost per plan run at the same distances (phase_call_after).
-  std::map<int, double> call_us;
-  for (const auto& c : run.compute)
-    if (c.operation == perfdb::kComputePhaseCallAfter && c.taps >= 1 && std::isfinite(c.ns_per_pixel) &&
-        c.ns_per_pixel > 0)
-      call_us[c.taps] = c.ns_per_pixel / 1000.0;
   std::vector<scheduler::CopyAtDistance> out;
-  for (const auto& [mib, samples] : by_distance) {
-    if (samples[0].size() < 2) return {};
-    scheduler::CopyAtDistance d{double(mib) * double(1 << 20), scheduler::fit_copy_cost(samples[0])};
-    if (samples[1].size() >= 2) {
-      const scheduler::CopyCost m = scheduler::fit_copy_cost(samples[1]);
+  for (const auto& [mib, at] : by_distance) {
+    if (at.copies.empty() && at.mirrors.empty()) continue;  // a fixed cost alone
+    if (at.copies.size() < 2) return {};
+    scheduler::CopyAtDistance d{double(mib) * double(1 << 20), scheduler::fit_copy_cost(at.copies)};
+    if (at.mirrors.size() >= 2) {
+      const scheduler::CopyCost m = scheduler::fit_copy_cost(at.mirrors);
       d.cost.mirror_row_ns = m.per_row_ns;
       d.cost.mirror_float_ns = m.per_float_ns;
     }
-    if (auto it = call_us.find(mib); it != call_us.end()) d.cost.call_us = it->second;
+    d.cost.call_us = at.call_us;
     out.push_back(d);
   }
   return out;

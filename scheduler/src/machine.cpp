@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <istream>
+#include <iterator>
 #include <sstream>
 
 #include "tessera/error.hpp"
@@ -41,32 +42,20 @@ double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) cons
 
 CopyCost MachineParams::copy_at(double bytes) const {
   if (copy_after.empty()) return copy;
-  const CopyAtDistance* below = &copy_after.front();
-  const CopyAtDistance* above = &copy_after.back();
-  for (const CopyAtDistance& d : copy_after) {
-    if (d.bytes <= bytes) below = &d;
-    if (d.bytes >= bytes) {
-      above = &d;
-      break;
-    }
+  // The first distance at or beyond `bytes`, and the one before it; held at either end.
+  const auto above = std::find_if(copy_after.begin(), copy_after.end(),
+                                  [&](const CopyAtDistance& d) { return d.bytes >= bytes; });
+  const CopyAtDistance& hi = above == copy_after.end() ? copy_after.back() : *above;
+  const CopyAtDistance& lo = above == copy_after.begin() || above == copy_after.end() ? hi : *std::prev(above);
+  CopyCost out = hi.cost;
+  if (&lo != &hi && bytes < hi.bytes) {
+    const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
+    for (double CopyCost::*field : {&CopyCost::per_row_ns, &CopyCost::per_float_ns, &CopyCost::mirror_row_ns,
+                                    &CopyCost::mirror_float_ns, &CopyCost::call_us})
+      out.*field = lo.cost.*field + t * (hi.cost.*field - lo.cost.*field);
   }
-  CopyCost out = below->cost;
   // The fixed cost per plan run follows the distances only where both ends measured it.
-  const bool calls = below->cost.call_us > 0 && above->cost.call_us > 0;
-  if (bytes <= below->bytes || above == below || bytes >= above->bytes) {
-    out = bytes >= above->bytes ? above->cost : below->cost;
-  } else {
-    const double t = (std::log(bytes) - std::log(below->bytes)) / (std::log(above->bytes) - std::log(below->bytes));
-    auto at = [&](double CopyCost::*field) {
-      return below->cost.*field + t * (above->cost.*field - below->cost.*field);
-    };
-    out.per_row_ns = at(&CopyCost::per_row_ns);
-    out.per_float_ns = at(&CopyCost::per_float_ns);
-    out.mirror_row_ns = at(&CopyCost::mirror_row_ns);
-    out.mirror_float_ns = at(&CopyCost::mirror_float_ns);
-    out.call_us = at(&CopyCost::call_us);
-  }
-  if (!calls) out.call_us = copy.call_us;
+  if (!(lo.cost.call_us > 0 && hi.cost.call_us > 0)) out.call_us = copy.call_us;
   return out;
 }
 

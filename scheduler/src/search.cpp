@@ -130,10 +130,9 @@ void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced,
   auto make = [&](ScatterAlgorithm s, GatherAlgorithm ga, ExchangeAlgorithm e) {
     Candidate cand{Plan{g, s, ga, e}, {}};
     cand.predicted = priced.phases(cand.plan);
-    if (runs > 0) {
-      cand.runs = runs;
+    cand.runs = runs;
+    if (!priced.first_run.empty())  // empty: first touch not measured, nothing to add
       cand.first_run_us = priced.first_run[std::size_t(s) * kGatherAlgorithms.size() + std::size_t(ga)];
-    }
     return cand;
   };
   auto offer_to = [](Ranking& into, Candidate cand) {
@@ -226,7 +225,8 @@ SearchResult search(const SearchRequest& request, const MachineParams& machine) 
   Ranking ranking(request.keep);
   for_each_grid_chunk(request.min_procs, request.max_procs, [&](const std::vector<Grid>& grids) {
     auto priced =
-        price_grids(grids, program, fused, machine, *model, result.pricing, request.parallel, request.runs > 0);
+        price_grids(grids, program, fused, machine, *model, result.pricing, request.parallel,
+                    request.runs > 0 && !machine.first_touch.empty());
     for (std::size_t i = 0; i < grids.size(); ++i) {
       if (!priced[i].why.empty()) {
         ++result.excluded_grids;

@@ -166,7 +166,8 @@ struct ProgramGrid {
   std::array<double, 3> gather{};
   std::array<double, 2> exchange{};
   /// first_run_cost(...).us per scatter x gather algorithm (index scatter * 3 +
-  /// gather); filled only when the search ranks a process's first runs (runs > 0).
+  /// gather); filled only when the search ranks a process's first runs (runs > 0) on a
+  /// machine whose first touch was measured.
   std::vector<double> first_run;
   /// The step's cost under `plan`'s algorithms, µs (every image and repeat).
   double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
