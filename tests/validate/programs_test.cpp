@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tessera/error.hpp"
+#include "tessera/gaussian.hpp"
 #include "tessera/names.hpp"
 #include "tessera/validate/analysis.hpp"
 
@@ -66,7 +67,21 @@ TEST(ValidatePrograms, EdgesHysteresisExchangesInsideItsLoopCornersNone) {
     if (loop[i]) {
       EXPECT_EQ(edges.steps[i].operation, "hysteresis") << i;
     }
-  EXPECT_THROW(app_program("gauss", 1), InvalidArgument);
+  EXPECT_THROW(app_program("blur", 1), InvalidArgument);
+}
+
+// gauss is measured by running the derivative pipeline's own program: the halo that
+// decides its feasible grids is the pipeline's at every sigma, and no exchange sits in a
+// loop (its compute is one observation per grid).
+TEST(ValidatePrograms, GaussRunsTheDerivativePipelinesProgram) {
+  for (double sigma : {1.0, 2.5, 3.0, 5.0}) {
+    GaussianOptions o;
+    o.sigma = sigma;
+    const Program gauss = app_program("gauss", sigma);
+    EXPECT_EQ(gauss.halo().x, halo_for(o).x) << sigma;
+    EXPECT_EQ(gauss.halo().y, halo_for(o).y) << sigma;
+    EXPECT_FALSE(exchanges_in_compute(gauss.describe(256, 256))) << sigma;
+  }
 }
 
 // Every step's cost lands in exactly one measured phase: exchanges in a loop and

@@ -119,13 +119,6 @@ std::vector<T> parse_list(const std::string& text, const char* option, T lowest)
 
 void progress(const std::string& line) { std::cerr << "tessera-validate: " << line << std::endl; }
 
-// The derivative pipeline's halo at a scenario's sigma.
-Halo pipeline_halo(const Scenario& s) {
-  GaussianOptions options;
-  options.sigma = s.sigma;
-  return halo_for(options);
-}
-
 // Grids a scenario can run (tiles at least as large as the program's widest halo).
 std::vector<Grid> feasible_grids(const Scenario& s, Halo halo) {
   std::vector<Grid> out;
@@ -483,8 +476,9 @@ void note_loop_rounds(const Scenario& sc, const ProgramDescription& program,
 }
 
 // One scenario: predict, measure the phases, choose and measure the end-to-end plans,
-// then judge every model's decision. gauss measures the derivative pipeline's phases
-// one algorithm at a time; the other apps run their Program. Collective.
+// then judge every model's decision. Every app is measured the same way, running its
+// Program (gauss: the derivative pipeline's); gauss is priced as the fused pipeline the
+// scheduler prices for tessera-gauss, the others from their program descriptions. Collective.
 void run_scenario(const Session& session, const Options& o, const Parameters& params, std::size_t si,
                   Results& r) {
   const Scenario& sc = r.scenarios[si];
@@ -496,11 +490,9 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   std::vector<Prediction> predictions;
   Image image;
   session.agree([&] {
-    if (!gauss) {  // pure, on every rank
-      program.emplace(app_program(sc.app, sc.sigma));
-      description = program->describe(sc.width, sc.height);
-    }
-    grids = feasible_grids(sc, gauss ? pipeline_halo(sc) : program->halo());
+    program.emplace(app_program(sc.app, sc.sigma));  // pure, on every rank
+    if (!gauss) description = program->describe(sc.width, sc.height);
+    grids = feasible_grids(sc, program->halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
     if (!session.is_root()) return;
     image = random_image(sc.width, sc.height);
@@ -516,8 +508,7 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
   session.agree([&] {
-    phases = gauss ? measure_phases(session, image, sc, index, grids, rep, report)
-                   : measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report);
+    phases = measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report);
   }, Session::Wait::sleep);
   std::string plan_text;
   const auto baselines = baselines_for(sc);
@@ -529,8 +520,7 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   std::vector<Observation> totals;
   std::vector<ProgramStep> trace;
   session.agree([&] {
-    totals = gauss ? measure_end_to_end(session, image, sc, index, plans, rep, report)
-                   : measure_program_end_to_end(session, *program, image, sc, index, plans, rep, report, &trace);
+    totals = measure_program_end_to_end(session, *program, image, sc, index, plans, rep, report, &trace);
   });
   session.agree([&] {
     if (!session.is_root()) return;

@@ -1,13 +1,12 @@
 #pragma once
-// The MPI half of tessera-validate: times each communication phase and the whole
-// pipeline on the ranks of a scenario. Everything else in the tool is pure.
+// The MPI half of tessera-validate: times each phase of an app's program and the
+// whole program on the ranks of a scenario. Everything else in the tool is pure.
 #include <algorithm>
 #include <array>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
 #include "tessera/plan.hpp"
 #include "tessera/program.hpp"
@@ -35,26 +34,6 @@ struct Repetition {
 /// Progress lines (root only).
 using Progress = std::function<void(const std::string&)>;
 
-/// Times, on ranks 0..scenario.procs-1, for every grid: scatter with each algorithm,
-/// border exchange with each algorithm, compute_derivatives, and the pipeline's gathers
-/// (all of them, one per derivative) with each algorithm. Each timed phase follows an
-/// untimed run of the phase before it in the pipeline (scatter before an exchange,
-/// exchange before compute, compute before a gather), so it finds the caches as the
-/// pipeline leaves them. Each sample starts after a barrier and is the maximum over the
-/// ranks (MPI_Allreduce MAX). `image` is read on the
-/// root only. Returns the observations (no predictions) on the root, empty elsewhere.
-/// Collective over the session (ranks beyond procs take no part and return at once).
-std::vector<Observation> measure_phases(const Session& session, const Image& image, const Scenario& scenario,
-                                        int scenario_index, const std::vector<Grid>& grids,
-                                        const Repetition& repetition, const Progress& progress);
-
-/// Times tessera::gaussian_derivatives end to end for each plan (the pipeline's own
-/// barrier-separated timing, total on the root). Observations with phase total on the
-/// root, empty elsewhere. Collective over the session.
-std::vector<Observation> measure_end_to_end(const Session& session, const Image& image, const Scenario& scenario,
-                                            int scenario_index, const std::vector<Plan>& plans,
-                                            const Repetition& repetition, const Progress& progress);
-
 /// Times an app's `program` phase by phase: for every grid, each of covering_plans(grid)
 /// runs with Program::run(..., PhaseSeconds*) (barriers between the phases; each phase
 /// the maximum over the ranks). Observations: scatter per scatter algorithm, exchange
@@ -63,8 +42,10 @@ std::vector<Observation> measure_end_to_end(const Session& session, const Image&
 /// from the samples of the runs that used it. As Program::run reports them, compute
 /// holds everything between the scatter and the gathers but the exchange stages:
 /// reductions and an iterative operation's rounds (exchanges included) too.
-/// Repetition and disturbed samples as measure_phases (a run is one item). `image` is
-/// read on the root only. Observations on the root, empty elsewhere. Collective over
+/// Each run starts after a barrier and each phase ends at one (Program::run), so a phase
+/// finds the caches, the buffers and the peers as the program's own previous phase
+/// leaves them: the state the scheduler prices. A run is one item of the repetition.
+/// `image` is read on the root only. Observations on the root, empty elsewhere. Collective over
 /// the session (every rank takes part in every run; ranks beyond the plan idle).
 std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
                                                 const Image& image, const Scenario& scenario, int scenario_index,

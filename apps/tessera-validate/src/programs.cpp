@@ -6,10 +6,16 @@
 #include "tessera/apps/edges.hpp"
 #include "tessera/error.hpp"
 #include "tessera/names.hpp"
+#include "tessera/pipeline.hpp"
 
 namespace tessera::validation {
 
 Program app_program(const std::string& app, double sigma) {
+  if (app == "gauss") {
+    GaussianOptions o;
+    o.sigma = sigma;
+    return derivatives_program(o);
+  }
   if (app == "edges") {
     apps::EdgesOptions o;
     o.sigma = sigma;
@@ -20,7 +26,7 @@ Program app_program(const std::string& app, double sigma) {
     o.sigma = sigma;
     return apps::corners_program(o);
   }
-  throw InvalidArgument("no program for app '" + app + "' (edges, corners)");
+  throw InvalidArgument("no program for app '" + app + "' (gauss, edges, corners)");
 }
 
 std::vector<bool> in_loop(const ProgramDescription& program) {

@@ -12,8 +12,10 @@
 
 namespace tessera::validation {
 
-/// App `app`'s program ("edges" or "corners": the very function the app runs, SPEC's
-/// defaults but the derivative scale `sigma`). Throws InvalidArgument for another name.
+/// App `app`'s program ("gauss": the derivative pipeline, derivatives_program, as
+/// tessera-gauss and gaussian_derivatives run it; "edges" or "corners": the very function
+/// the app runs), SPEC's defaults but the derivative scale `sigma`. Throws
+/// InvalidArgument for another name.
 Program app_program(const std::string& app, double sigma);
 
 /// Per step of `program`: whether it runs inside an iterative operation's loop
