@@ -168,8 +168,9 @@ Accuracy accuracy(const std::vector<Observation>& observations, const std::strin
   std::map<std::string, std::vector<double>> errors;
   for (const auto& o : observations) {
     const auto it = o.predicted.find(model);
-    // A prediction of 0 is a phase with no step at all (one rank's in-place gather): the
-    // measurement is the timer's own overhead, and an error relative to it means nothing.
+    // A prediction of exactly 0 (a phase the model does not price at all) has no
+    // relative error. (One rank's in-place gather, a plan of no steps, is priced: the
+    // executor's fixed cost per plan run.)
     if (it == o.predicted.end() || !(o.measured.median > 0) || it->second == 0) continue;
     const double e = abs_rel_error(it->second, o.measured.median);
     errors[std::string(to_string(o.phase))].push_back(e);
