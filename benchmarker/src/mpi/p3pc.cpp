@@ -147,13 +147,8 @@ double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector
   const Message s = message(cache, j.size, send_c, shape);
   const Message r = message(cache, j.size, recv_c, shape);
   if (j.kind != kPaper) {
-    // Only the rank that sends on this path (the peer on the receive path): a receiver
-    // that has just rewritten a message-sized buffer of its own receives into a cache
-    // full of dirty lines, 20-25 % dearer at 2-8 MiB than the pipeline's receives
-    // (benchmarker/README.md).
-    const int sender = path == Path::recv ? 1 : 0;
     const std::int64_t extent = std::max(extent_floats(j.size, shape), j.size);
-    if (me == sender) std::fill_n(sbuf.data(), extent, float(extent & 7));
+    std::fill_n(sbuf.data(), extent, float(extent & 7));
     MPI_Barrier(pair);  // both ranks start each visit together
     return repetition(pair, me, path, s, r, sbuf, rbuf);
   }
