@@ -134,7 +134,9 @@ constexpr int kOvertimeBurst = 3;
 // sender therefore rewrites its message just before each sample, where the paper's cells
 // send the same unchanged buffer (Fig. 8). Validated on the derivative pipeline at P = 2
 // (benchmarker/README.md): gathers' median error 28 % -> 15 %. Receiving into regions
-// not touched for a while (rings of 4 and 16 messages) overpriced them 1.3-1.7x.
+// not touched for a while (rings of 4 and 16 messages) overpriced them 1.3-1.7x. Both
+// ranks rewrite (the receiver too); a sender-only rewrite was tried and not adopted
+// (benchmarker/README.md).
 double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector<float>& rbuf,
               TypeCache& cache) {
   int me = 0;
