@@ -244,6 +244,15 @@ scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
   return out;
 }
 
+// Everything a run's compute rows give the models: compute, the local copies (in one
+// state and after each reuse distance) and first touch.
+void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
+  m.compute = compute_of(run);
+  m.copy = copy_of(run);
+  m.copy_after = copy_after_of(run);
+  m.first_touch = first_touch_of(run);
+}
+
 struct Found {
   std::optional<perfdb::RunData> comm;     // the complete P-3PC run perfdb::choose_run picks
   std::optional<perfdb::RunData> compute;  // newest complete run with compute costs
@@ -372,18 +381,12 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   }
 
   if (found && found->compute) {
-    out.params.compute = compute_of(*found->compute);
-    out.params.copy = copy_of(*found->compute);
-    out.params.copy_after = copy_after_of(*found->compute);
-    out.params.first_touch = first_touch_of(*found->compute);
+    fill_local_work(out.params, *found->compute);
     out.compute_source = "measured";
   }
   if (out.params.compute.empty() && !this_host && store) {
     if (auto local = find_in_store(*store, host); local && local->compute) {
-      out.params.compute = compute_of(*local->compute);
-      out.params.copy = copy_of(*local->compute);
-      out.params.copy_after = copy_after_of(*local->compute);
-      out.params.first_touch = first_touch_of(*local->compute);
+      fill_local_work(out.params, *local->compute);
       out.compute_source = "borrowed from this machine (" + host + ")";
       out.notes.push_back("machine '" + name +
                           "' has no compute measurements; compute priced with this machine's (" + host + ")");
