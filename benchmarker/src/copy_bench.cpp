@@ -165,26 +165,25 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   };
   const std::size_t cells = copies.size() + std::size(kMirrorHalos);  // per distance
   std::vector<std::vector<double>> values(distances_mib.size() * cells);
+  // ns per float of one run of `op` over `floats` floats.
+  auto ns_per_float = [](auto&& op, double floats) {
+    const auto t0 = Clock::now();
+    op();
+    const auto t1 = Clock::now();
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / floats;
+  };
   for (int r = 0; r < rounds; ++r)
     for (std::size_t k = 0; k < distances_mib.size(); ++k) {
       const std::size_t di = (k + std::size_t(r)) % distances_mib.size();  // rotate the order
       for (auto c = copies.rbegin(); c != copies.rend(); ++c) copy(*c);  // touched, the narrowest last
       for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi) mirror(mi);
       sweep.run(distances_mib[di]);
-      for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi) {
-        const auto t0 = Clock::now();
-        mirror(mi);
-        const auto t1 = Clock::now();
-        values[di * cells + copies.size() + mi].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
-                                                          (2.0 * kMirrorSide * kMirrorHalos[mi]));
-      }
+      for (std::size_t mi = 0; mi < std::size(kMirrorHalos); ++mi)
+        values[di * cells + copies.size() + mi].push_back(
+            ns_per_float([&] { mirror(mi); }, 2.0 * kMirrorSide * kMirrorHalos[mi]));
       for (std::size_t ci = 0; ci < copies.size(); ++ci) {
         const Copy& c = copies[ci];
-        const auto t0 = Clock::now();
-        copy(c);
-        const auto t1 = Clock::now();
-        values[di * cells + ci].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
-                                          (double(c.rows) * c.floats));
+        values[di * cells + ci].push_back(ns_per_float([&] { copy(c); }, double(c.rows) * c.floats));
       }
     }
   std::vector<perfdb::ComputeCost> rows;
