@@ -238,7 +238,8 @@ class Measurement {
         // for them and for the executor's fixed cost below.
         const auto distances = tb::reuse_distances_mib();
         tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
-        auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}}, distances, opt_.quick ? 7 : 15, sweep);
+        auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}, distances,
+                                        opt_.quick ? 7 : 15, sweep);
         copies.insert(copies.end(), after.begin(), after.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);

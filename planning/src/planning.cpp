@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
@@ -170,6 +171,13 @@ std::optional<scheduler::CopySample> copy_sample(const perfdb::ComputeCost& c) {
                                c.ns_per_pixel * double(c.tile_width) * double(c.tile_height) / 1000.0};
 }
 
+// How many row widths the samples measured.
+std::size_t row_widths(const std::vector<scheduler::CopySample>& samples) {
+  std::set<double> widths;
+  for (const auto& s : samples) widths.insert(s.row_floats);
+  return widths.size();
+}
+
 // A per-run row's time (phase_call, phase_call_after: ns per run) in µs; none when not
 // positive and finite.
 std::optional<double> call_us_of(const perfdb::ComputeCost& c) {
@@ -178,13 +186,15 @@ std::optional<double> call_us_of(const perfdb::ComputeCost& c) {
 }
 
 // The library's local copies (operation "copy": rows x floats per row, ns per float),
-// fitted to rows x (per row + floats x per float). Empty when the run has too few.
+// priced per row width as measured (scheduler::measured_copy_cost). Empty when the run
+// has fewer than two widths.
 scheduler::CopyCost copy_of(const perfdb::RunData& run) {
   std::vector<scheduler::CopySample> samples;
   for (const auto& c : run.compute)
     if (c.operation == perfdb::kComputeCopy)
       if (auto sample = copy_sample(c)) samples.push_back(*sample);
-  scheduler::CopyCost out = samples.size() < 2 ? scheduler::CopyCost{} : scheduler::fit_copy_cost(samples);
+  scheduler::CopyCost out =
+      row_widths(samples) < 2 ? scheduler::CopyCost{} : scheduler::measured_copy_cost(samples);
   // The executor's fixed cost per plan run (runs before it: none measured, 0).
   for (const auto& c : run.compute)
     if (c.operation == perfdb::kComputePhaseCall)
@@ -193,10 +203,10 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
 }
 
 // The copies as a pipeline leaves them (operation "copy_after", taps = MiB touched
-// elsewhere since), one fit per distance, ascending, with the x-mirror's fit
+// elsewhere since), priced as measured per distance, ascending, with the x-mirror's fit
 // ("mirror_after") and the executor's fixed cost ("phase_call_after") at that distance
 // when measured. Empty when the run has none (runs before them) or a distance has fewer
-// than two copy shapes.
+// than two copy widths.
 std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run) {
   struct AtDistance {
     std::vector<scheduler::CopySample> copies, mirrors;
@@ -216,8 +226,8 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
   std::vector<scheduler::CopyAtDistance> out;
   for (const auto& [mib, at] : by_distance) {
     if (at.copies.empty() && at.mirrors.empty()) continue;  // a fixed cost alone
-    if (at.copies.size() < 2) return {};
-    scheduler::CopyAtDistance d{double(mib) * double(1 << 20), scheduler::fit_copy_cost(at.copies)};
+    if (row_widths(at.copies) < 2) return {};
+    scheduler::CopyAtDistance d{double(mib) * double(1 << 20), scheduler::measured_copy_cost(at.copies)};
     if (at.mirrors.size() >= 2) {
       const scheduler::CopyCost m = scheduler::fit_copy_cost(at.mirrors);
       d.cost.mirror_row_ns = m.per_row_ns;

@@ -481,8 +481,7 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     const Partition small = detail::compressed(partition, 6);
     const std::array<int, 6> key{int(e), small.width(), small.grid().x, small.height(), small.grid().y,
                                  model.uses_concurrency() ? g.P : 0};
-    auto [at, fresh] =
-        cache->exchange.try_emplace({key, {copy.per_row_ns, copy.per_float_ns, copy.mirror_row_ns, copy.mirror_float_ns}}, 0.0);
+    auto [at, fresh] = cache->exchange.try_emplace({key, copy.key()}, 0.0);
     if (fresh) at->second = detail::exchange_compressed(e, partition, halo, model, placement, copy);
     return at->second;
   };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <istream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 #include "tessera/error.hpp"
@@ -40,23 +41,68 @@ double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) cons
   return lo + t * (hi - lo);
 }
 
+double CopyCost::row_ns(double row_floats) const {
+  if (widths.empty()) return per_row_ns + row_floats * per_float_ns;
+  if (row_floats <= widths.front().row_floats) return widths.front().ns;
+  if (row_floats >= widths.back().row_floats) return widths.back().ns * row_floats / widths.back().row_floats;
+  const auto above = std::find_if(widths.begin(), widths.end(),
+                                  [&](const RowCost& w) { return w.row_floats >= row_floats; });
+  const RowCost& lo = *std::prev(above);
+  const double t = (row_floats - lo.row_floats) / (above->row_floats - lo.row_floats);
+  return lo.ns + t * (above->ns - lo.ns);
+}
+
+std::vector<double> CopyCost::key() const {
+  std::vector<double> k{per_row_ns, per_float_ns, mirror_row_ns, mirror_float_ns};
+  for (const RowCost& w : widths) k.insert(k.end(), {w.row_floats, w.ns});
+  return k;
+}
+
 CopyCost MachineParams::copy_at(double bytes) const {
   if (copy_after.empty()) return copy;
   // The first distance at or beyond `bytes`, and the one before it; held at either end.
   const auto above = std::find_if(copy_after.begin(), copy_after.end(),
                                   [&](const CopyAtDistance& d) { return d.bytes >= bytes; });
   const CopyAtDistance& hi = above == copy_after.end() ? copy_after.back() : *above;
-  const CopyAtDistance& lo = above == copy_after.begin() || above == copy_after.end() ? hi : *std::prev(above);
+  const CopyAtDistance& lo =
+      above == copy_after.begin() || above == copy_after.end() ? hi : *std::prev(above);
   CopyCost out = hi.cost;
   if (&lo != &hi && bytes < hi.bytes) {
     const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
     for (double CopyCost::*field : {&CopyCost::per_row_ns, &CopyCost::per_float_ns, &CopyCost::mirror_row_ns,
                                     &CopyCost::mirror_float_ns, &CopyCost::call_us})
       out.*field = lo.cost.*field + t * (hi.cost.*field - lo.cost.*field);
+    // The measured widths of either end, each priced at both ends and interpolated.
+    if (!lo.cost.widths.empty() || !hi.cost.widths.empty()) {
+      std::vector<double> fs;
+      for (const CopyCost* c : {&lo.cost, &hi.cost})
+        for (const RowCost& w : c->widths) fs.push_back(w.row_floats);
+      std::sort(fs.begin(), fs.end());
+      fs.erase(std::unique(fs.begin(), fs.end()), fs.end());
+      out.widths.clear();
+      for (double f : fs)
+        out.widths.push_back({f, lo.cost.row_ns(f) + t * (hi.cost.row_ns(f) - lo.cost.row_ns(f))});
+    }
   }
   // The fixed cost per plan run follows the distances only where both ends measured it.
   if (!(lo.cost.call_us > 0 && hi.cost.call_us > 0)) out.call_us = copy.call_us;
   return out;
+}
+
+CopyCost measured_copy_cost(const std::vector<CopySample>& samples) {
+  std::map<double, std::pair<double, int>> by_width;  // row floats -> (sum of ns per row, count)
+  for (const auto& s : samples) {
+    if (!std::isfinite(s.rows) || !std::isfinite(s.row_floats) || !std::isfinite(s.us) || s.rows <= 0 ||
+        s.row_floats <= 0 || s.us <= 0)
+      throw InvalidArgument("copy cost sample out of range");
+    auto& [sum, n] = by_width[s.row_floats];
+    sum += s.us * 1000.0 / s.rows;
+    ++n;
+  }
+  if (by_width.size() < 2) throw InvalidArgument("copy cost needs samples of at least 2 row widths");
+  CopyCost c;
+  for (const auto& [f, at] : by_width) c.widths.push_back({f, at.first / at.second});
+  return c;
 }
 
 CopyCost fit_copy_cost(const std::vector<CopySample>& samples) {

@@ -111,6 +111,48 @@ TEST(CopyCost, FitNeverGoesNegativeAndRejectsTooFewSamples) {
   EXPECT_THROW(fit_copy_cost({{1, 1, 1}, {1, 1, -1}}), InvalidArgument);
 }
 
+TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
+  // A narrow row costs about its per-row overhead, a wide one its floats, and the middle
+  // width is cheaper than any straight line through the ends says (as on this VM).
+  std::vector<CopySample> s{{4096, 4, 4096 * 18.0 / 1000},
+                            {1024, 64, 1024 * 24.0 / 1000},
+                            {512, 512, 512 * 170.0 / 1000},
+                            {1024, 2048, 1024 * 820.0 / 1000},
+                            {2048, 2048, 2048 * 860.0 / 1000}};
+  const CopyCost c = measured_copy_cost(s);
+  ASSERT_EQ(c.widths.size(), 4u);  // 2048 floats measured twice: the mean of the two
+  EXPECT_NEAR(c.row_ns(4), 18.0, 1e-12);
+  EXPECT_NEAR(c.row_ns(64), 24.0, 1e-12);
+  EXPECT_NEAR(c.row_ns(512), 170.0, 1e-12);
+  EXPECT_NEAR(c.row_ns(2048), 840.0, 1e-12);
+  EXPECT_NEAR(c.us(512, 512), 512 * 170.0 / 1000, 1e-12);
+  // Linear in floats between widths, the narrowest's cost below, per float beyond.
+  EXPECT_NEAR(c.row_ns(288), 97.0, 1e-12);  // halfway from 64 to 512
+  EXPECT_NEAR(c.row_ns(1), 18.0, 1e-12);
+  EXPECT_NEAR(c.row_ns(4096), 1680.0, 1e-9);
+  EXPECT_FALSE(c.empty());
+  EXPECT_EQ(c.key().size(), 4u + 2 * 4u);
+  // One width says nothing about rows against floats; bad samples are errors.
+  EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {20, 4, 2}}), InvalidArgument);
+  EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {20, 8, std::nan("")}}), InvalidArgument);
+  EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {0, 8, 1}}), InvalidArgument);
+}
+
+TEST(CopyCost, MeasuredWidthsFollowTheFootprintWidthByWidth) {
+  const double MiB = 1 << 20;
+  MachineParams m;
+  CopyCost near, far;
+  near.widths = {{4, 10.0}, {512, 100.0}};
+  far.widths = {{4, 30.0}, {64, 40.0}, {512, 300.0}};
+  m.copy_after = {{4 * MiB, near}, {64 * MiB, far}};
+  const CopyCost mid = m.copy_at(16 * MiB);  // halfway in log bytes
+  ASSERT_EQ(mid.widths.size(), 3u);          // the widths of either end
+  EXPECT_NEAR(mid.row_ns(4), 20.0, 1e-12);
+  EXPECT_NEAR(mid.row_ns(64), (10.0 + 60.0 / 508 * 90.0 + 40.0) / 2, 1e-12);
+  EXPECT_NEAR(mid.row_ns(512), 200.0, 1e-12);
+  EXPECT_NEAR(m.copy_at(1e12).row_ns(64), 40.0, 1e-12);  // held beyond the last distance
+}
+
 TEST(LocalWork, OftScatterOnTwoRanksByHand) {
   // 1x2, 10x8: two 10x4 tiles, row bands (cc). The root sends (S) then copies its own
   // tile; rank 1 copies after its receive completes at max(R, F).

@@ -447,7 +447,7 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
 
 // Copies and x-mirroring after a sweep of D MiB: one fit per distance, read back from
 // the rows tessera-bench writes (each row generated from known coefficients).
-TEST(Planning, CopiesAfterASweepAreFittedPerDistance) {
+TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   TempDb db;
   {
     perfdb::Store store(db.path);
@@ -488,20 +488,23 @@ TEST(Planning, CopiesAfterASweepAreFittedPerDistance) {
   ASSERT_EQ(after.size(), 2u);
   EXPECT_DOUBLE_EQ(after[0].bytes, 4.0 * (1 << 20));
   EXPECT_DOUBLE_EQ(after[1].bytes, 256.0 * (1 << 20));
-  EXPECT_NEAR(after[0].cost.per_row_ns, 2.0, 1e-6);
-  EXPECT_NEAR(after[0].cost.per_float_ns, 0.3, 1e-9);
-  EXPECT_NEAR(after[1].cost.per_row_ns, 20.0, 1e-6);
-  EXPECT_NEAR(after[1].cost.per_float_ns, 0.5, 1e-9);
+  // Every measured width priced as it measured: per_row + floats x per_float ns a row.
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
+    EXPECT_NEAR(after[0].cost.us(nrows, floats), nrows * (2.0 + floats * 0.3) / 1000, 1e-9) << floats;
+    EXPECT_NEAR(after[1].cost.us(nrows, floats), nrows * (20.0 + floats * 0.5) / 1000, 1e-9) << floats;
+    EXPECT_NEAR(loaded.params.copy.us(nrows, floats), nrows * (1.0 + floats * 0.25) / 1000, 1e-9) << floats;
+  }
+  EXPECT_EQ(after[0].cost.widths.size(), 3u);
   EXPECT_NEAR(after[0].cost.mirror_row_ns, 5.0, 1e-6);
   EXPECT_NEAR(after[0].cost.mirror_float_ns, 0.75, 1e-9);
   EXPECT_NEAR(after[1].cost.mirror_row_ns, 9.0, 1e-6);
   EXPECT_NEAR(after[1].cost.mirror_float_ns, 1.25, 1e-9);
-  EXPECT_NEAR(loaded.params.copy.per_row_ns, 1.0, 1e-6);  // the plain copies stay as they were
   EXPECT_NEAR(loaded.params.copy.call_us, 0.06, 1e-12);
   EXPECT_EQ(after[0].cost.call_us, 0.0);
   EXPECT_NEAR(after[1].cost.call_us, 0.3, 1e-12);
-  EXPECT_NEAR(loaded.params.copy_at(1e9).call_us, 0.3, 1e-12);             // beyond 256 MiB: its own
-  EXPECT_NEAR(loaded.params.copy_at(16.0 * (1 << 20)).call_us, 0.06, 1e-12);  // one end unmeasured: the plain one
+  EXPECT_NEAR(loaded.params.copy_at(1e9).call_us, 0.3, 1e-12);  // beyond 256 MiB: its own
+  EXPECT_NEAR(loaded.params.copy_at(16.0 * (1 << 20)).call_us, 0.06,
+              1e-12);  // one end unmeasured: the plain one
   for (const auto& note : loaded.notes) EXPECT_EQ(note.find("copy_after"), std::string::npos) << note;
 }
 

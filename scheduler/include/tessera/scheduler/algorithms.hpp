@@ -60,10 +60,9 @@ struct PriceCache {
   int procs = -1;
   double bcast = 0;
   /// Key: algorithm, compressed width, columns, height, rows, and P where the model
-  /// prices concurrency (LoGPC), and the copy cost's coefficients (copy and mirror, per
-  /// row and per float: they follow the grid's footprint); value: the exchange's
-  /// makespan, µs.
-  std::map<std::pair<std::array<int, 6>, std::array<double, 4>>, double> exchange;
+  /// prices concurrency (LoGPC), and the copy cost (CopyCost::key: it follows the
+  /// grid's footprint); value: the exchange's makespan, µs.
+  std::map<std::pair<std::array<int, 6>, std::vector<double>>, double> exchange;
 };
 
 /// Fast pricing simulates binomial trees that have no exact closed form (uneven tiles,

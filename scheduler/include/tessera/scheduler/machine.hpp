@@ -57,9 +57,16 @@ struct P3pcTable {
   bool empty() const;
 };
 
+/// One row width a copy was measured at: `ns` per row of `row_floats` floats.
+struct RowCost {
+  double row_floats = 0, ns = 0;
+};
+
 /// The library's local memory work: copying a tile into its haloed buffer, out of a
-/// staging buffer, mirroring the image's edges. rows x (per_row_ns + row_floats x
-/// per_float_ns) ns. Zero (unpriced) until measured.
+/// staging buffer, mirroring the image's edges. When measured (`widths` not empty), a row
+/// of f floats costs what the measured widths around f say, interpolated linearly in f,
+/// the narrowest's cost below it and the widest's cost per float beyond it; otherwise
+/// rows x (per_row_ns + row_floats x per_float_ns) ns. Zero (unpriced) until measured.
 struct CopyCost {
   double per_row_ns = 0, per_float_ns = 0;
   /// The executor's fixed cost of running one phase's plan once, before it moves or
@@ -70,15 +77,23 @@ struct CopyCost {
   /// short gather within each row), per row and per halo float, when measured
   /// (tessera-bench's mirror_after rows); both 0: priced as a copy.
   double mirror_row_ns = 0, mirror_float_ns = 0;
+  /// The measured row widths, ascending and distinct (measured_copy_cost).
+  std::vector<RowCost> widths{};
+
+  /// ns of one row of `row_floats` floats.
+  double row_ns(double row_floats) const;
   double us(double rows, double row_floats) const {
-    return rows > 0 && row_floats > 0 ? rows * (per_row_ns + row_floats * per_float_ns) / 1000.0 : 0.0;
+    return rows > 0 && row_floats > 0 ? rows * row_ns(row_floats) / 1000.0 : 0.0;
   }
   /// One side of mirroring along x: `rows` rows of `halo_floats` floats.
   double mirror_x_us(double rows, double halo_floats) const {
     if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
-    return rows > 0 && halo_floats > 0 ? rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0 : 0.0;
+    return rows > 0 && halo_floats > 0 ? rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0
+                                       : 0.0;
   }
-  bool empty() const { return per_row_ns == 0 && per_float_ns == 0; }
+  bool empty() const { return widths.empty() && per_row_ns == 0 && per_float_ns == 0; }
+  /// Everything us() and mirror_x_us() depend on, as numbers (a cache key).
+  std::vector<double> key() const;
 };
 
 /// The local copies at one reuse distance: tessera-bench's copy_after rows of `bytes`
@@ -104,6 +119,11 @@ struct FirstTouchCost {
 struct CopySample {
   double rows = 0, row_floats = 0, us = 0;
 };
+
+/// The copies as measured: per row width, the mean ns per row of the samples of that
+/// width (CopyCost::widths), so every measured shape is priced as it measured.
+/// Throws InvalidArgument on fewer than 2 distinct widths or non-finite values.
+CopyCost measured_copy_cost(const std::vector<CopySample>& samples);
 
 /// Least-squares fit of CopyCost through the samples, weighted so each sample counts by
 /// its relative error (small and large copies alike); both coefficients at least 0.
