@@ -256,8 +256,14 @@ class Measurement {
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
       });
     });
+    // A gather phase's own bookkeeping, timed as Program::run times it: every rank runs
+    // the one-rank programs (the others idle in them).
+    const bool gathers = ok && agreed([&] {
+      const auto rows = tb::time_gather_results(session_);
+      data.compute.insert(data.compute.end(), rows.begin(), rows.end());
+    });
     budget_done_ += budget;
-    return ok;
+    return gathers;
   }
 
   bool run_pairs(tb::Mode mode) {

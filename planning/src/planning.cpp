@@ -256,11 +256,33 @@ scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
 
 // Everything a run's compute rows give the models: compute, the local copies (in one
 // state and after each reuse distance) and first touch.
+// A gather phase's bookkeeping (operation "gather_results": ns per one-rank gather phase
+// of `taps` results in place) less the plain phase_call per result, linear through the
+// fewest and the most results measured. Empty when the run has fewer than two counts.
+scheduler::GatherBookkeeping gather_bookkeeping_of(const perfdb::RunData& run) {
+  std::map<int, double> ns;  // results -> ns per phase
+  double call_ns = 0;
+  for (const auto& c : run.compute) {
+    if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0) continue;
+    if (c.operation == perfdb::kComputeGatherResults && c.taps >= 1) ns[c.taps] = c.ns_per_pixel;
+    if (c.operation == perfdb::kComputePhaseCall) call_ns = c.ns_per_pixel;
+  }
+  if (ns.size() < 2) return {};
+  const auto [k0, t0] = *ns.begin();
+  const auto [k1, t1] = *ns.rbegin();
+  const double each_ns = (t1 - t0) / double(k1 - k0);
+  scheduler::GatherBookkeeping b;
+  b.one_us = (t0 - double(k0 - 1) * each_ns - call_ns) / 1000.0;
+  b.each_more_us = (each_ns - call_ns) / 1000.0;
+  return b;
+}
+
 void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);
   m.copy_after = copy_after_of(run);
   m.first_touch = first_touch_of(run);
+  m.gather_bookkeeping = gather_bookkeeping_of(run);
 }
 
 struct Found {
@@ -420,6 +442,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     out.notes.push_back(
         "no copy_after measurements: the local copies are priced in one cache state whatever the run's "
         "footprint, low for large images (rerun tessera-bench)");
+  if (out.params.gather_bookkeeping.empty() && !out.params.compute.empty())
+    out.notes.push_back(
+        "no gather_results measurements: a gather's bookkeeping on the root (naming its results) is unpriced "
+        "(rerun tessera-bench)");
   if (out.params.copy.empty())
     out.notes.push_back(
         "no copy measurements: the library's local copies around messages are unpriced (rerun "

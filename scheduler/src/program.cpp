@@ -237,7 +237,7 @@ double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, co
     case Kind::scatter: return halo_of[i] < 0 ? 0.0 : times * comm[std::size_t(halo_of[i])].scatter[int(plan.scatter)];
     case Kind::exchange:
       return halo_of[i] < 0 ? 0.0 : times * comm[std::size_t(halo_of[i])].exchange[int(plan.exchange)];
-    case Kind::gather: return comm.empty() ? 0.0 : times * comm.front().gather[int(plan.gather)];
+    case Kind::gather: return (comm.empty() ? 0.0 : times * comm.front().gather[int(plan.gather)]) + fixed_us[i];
     case Kind::compute:
     case Kind::reduce: return fixed_us[i];
   }
@@ -327,6 +327,11 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));
 
+  // A gather step's bookkeeping on the root, beyond its plans (the same for every
+  // algorithm and grid).
+  g.fixed_us.assign(steps.size(), 0.0);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == Kind::gather) g.fixed_us[i] = g.repeats[i] * machine.gather_bookkeeping.us(steps[i].images);
   // Each communication phase's total per algorithm, steps in program order.
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Kind k = steps[i].kind;
@@ -341,7 +346,6 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   }
 
   // Reductions: the allreduce plan of `images` scalars over every rank.
-  g.fixed_us.assign(steps.size(), 0.0);
   const int P = part.procs();
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != Kind::reduce) continue;

@@ -112,6 +112,13 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   EXPECT_EQ(std::count_if(data.compute.begin(), data.compute.end(),
                           [](const auto& c) { return c.operation == pdb::kComputePhaseCall; }),
             1);
+  // A one-rank gather phase of 1 and of 5 results: the second costs more.
+  std::map<int, double> gathers;
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputeGatherResults) gathers[c.taps] = c.ns_per_pixel;
+  ASSERT_EQ(gathers.size(), 2u);
+  EXPECT_GT(gathers[1], 0.0);
+  EXPECT_GT(gathers[5], gathers[1]);
   // The operation library's primitive kernels, each on every primitive tile and thread
   // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction, and one
   // each of NMS, local maxima and a hysteresis round).

@@ -480,6 +480,8 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
     }
     row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0);
     row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 300.0, 0.0);  // 4 MiB: not measured
+    row(perfdb::kComputeGatherResults, 1, 1, 1, 250.0, 0.0);
+    row(perfdb::kComputeGatherResults, 5, 1, 1, 1650.0, 0.0);
     store.add_compute(run, rows);
     store.finish_run(run);
   }
@@ -506,6 +508,10 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   EXPECT_NEAR(loaded.params.copy_at(16.0 * (1 << 20)).call_us, 0.06,
               1e-12);  // one end unmeasured: the plain one
   for (const auto& note : loaded.notes) EXPECT_EQ(note.find("copy_after"), std::string::npos) << note;
+  // A gather phase's bookkeeping: 250 ns for one result, 350 ns for each further one,
+  // less the 60 ns plain phase_call of each result's plan.
+  EXPECT_NEAR(loaded.params.gather_bookkeeping.one_us, 0.19, 1e-12);
+  EXPECT_NEAR(loaded.params.gather_bookkeeping.each_more_us, 0.29, 1e-12);
 }
 
 // tessera-gauss plans with the derivative pipeline's description; the executor runs

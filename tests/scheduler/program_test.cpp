@@ -149,6 +149,31 @@ TEST(ProgramPricing, HandComputedOnTwoRanks) {
   const ProgramCost f = price_program(edge_like(), four, ModelKind::p3pc, machine());
   EXPECT_DOUBLE_EQ(f.phases.exchange, 5 * 10);
   EXPECT_DOUBLE_EQ(f.phases.total, c.phases.total + 25);
+
+  // The executor's bookkeeping, once per gather step: 0.5 us for the first of its 2
+  // images, 0.25 for the second, whatever the grid and algorithm.
+  MachineParams kept = machine();
+  kept.gather_bookkeeping = {0.5, 0.25};
+  for (GatherAlgorithm a : {GatherAlgorithm::oft, GatherAlgorithm::sbt}) {
+    Plan p = plan;
+    p.gather = a;
+    const ProgramCost with = price_program(edge_like(), p, ModelKind::p3pc, kept);
+    const ProgramCost without = price_program(edge_like(), p, ModelKind::p3pc, machine());
+    EXPECT_DOUBLE_EQ(with.phases.gather, without.phases.gather + 0.75) << to_string(a);
+    EXPECT_DOUBLE_EQ(with.phases.total, without.phases.total + 0.75) << to_string(a);
+    EXPECT_DOUBLE_EQ(with.phases.scatter, without.phases.scatter);
+    expect_steps_add_up(with);
+  }
+}
+
+TEST(GatherBookkeeping, FirstResultThenEachMoreNeverBelowZero) {
+  const GatherBookkeeping b{0.5, 0.25};
+  EXPECT_DOUBLE_EQ(b.us(1), 0.5);
+  EXPECT_DOUBLE_EQ(b.us(5), 1.5);
+  EXPECT_EQ(b.us(0), 0.0);
+  EXPECT_EQ((GatherBookkeeping{0.1, -0.2}.us(3)), 0.0);
+  EXPECT_TRUE(GatherBookkeeping{}.empty());
+  EXPECT_FALSE(b.empty());
 }
 
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {

@@ -1,7 +1,9 @@
 #include "phase_call.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <string>
 #include <functional>
 #include <vector>
 
@@ -9,6 +11,7 @@
 #include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
+#include "tessera/program.hpp"
 
 namespace tessera::bench {
 
@@ -49,6 +52,31 @@ perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, i
                                           int calls) {
   const Summary s = time_calls(solo, samples, calls, [&](int) { sweep.run(sweep_mib); });
   return cost_row(perfdb::kComputePhaseCallAfter, "", sweep_mib, {1, 1}, s);
+}
+
+std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int samples) {
+  if (samples < 1) throw InvalidArgument("gather results timing needs at least one sample");
+  constexpr int kSide = 512;
+  constexpr std::array<int, 2> kResults{1, 5};
+  std::vector<Program> programs(kResults.size());
+  for (std::size_t c = 0; c < kResults.size(); ++c) {
+    const DImage in = programs[c].input();
+    for (int i = 0; i < kResults[c]; ++i) programs[c].output(std::to_string(i), in * Scalar(double(i + 2)));
+  }
+  const Image image = session.is_root() ? Image(kSide, kSide, 1.0f) : Image();
+  const Plan plan{Grid{1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
+  std::vector<std::vector<double>> ns(kResults.size());
+  for (int s = 0; s < samples + 1; ++s)  // the first round warms up
+    for (std::size_t c = 0; c < kResults.size(); ++c) {
+      PhaseSeconds t;
+      programs[c].run(session, image, plan, &t);
+      if (s > 0) ns[c].push_back(t.gather * 1e9);
+    }
+  std::vector<perfdb::ComputeCost> rows;
+  if (session.is_root())
+    for (std::size_t c = 0; c < kResults.size(); ++c)
+      rows.push_back(cost_row(perfdb::kComputeGatherResults, "", kResults[c], {1, 1}, summarize(ns[c])));
+  return rows;
 }
 
 }  // namespace tessera::bench

@@ -1,6 +1,8 @@
 #pragma once
 // The executor's fixed cost of running one phase's plan (argument checks, the buffers
 // record, the step loop): what a phase costs that moves and copies nothing.
+#include <vector>
+
 #include "copy_bench.hpp"
 #include "tessera/perfdb/records.hpp"
 #include "tessera/session.hpp"
@@ -17,5 +19,14 @@ perfdb::ComputeCost time_phase_call(const Team& solo, int samples = 21, int call
 /// perfdb::kComputePhaseCallAfter, taps = sweep_mib.
 perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, int sweep_mib, int samples = 9,
                                           int calls = 5);
+
+/// What a program's gather phase costs on one rank beyond its plans: the executor's own
+/// bookkeeping (each result named on the root, the phase recorded), as Program::run
+/// times its phases. Runs programs of 1 and 5 pixel-wise results of a 512² input on a 1x1
+/// plan (the results in place, as a one-rank pipeline's are), alternately, `samples`
+/// times each after one warm-up; every rank of `session` takes part (the others idle, as
+/// in any one-rank run). Rows of operation perfdb::kComputeGatherResults, taps = results,
+/// ns per gather phase, on rank 0; none elsewhere.
+std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int samples = 15);
 
 }  // namespace tessera::bench

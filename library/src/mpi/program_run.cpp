@@ -250,38 +250,39 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                                 std::size_t(session.threads_for(plan.procs())));
     for (const Stage& st : l.stages) {
+      double PhaseSeconds::*slot = nullptr;  // the phase this stage's time counts in
       switch (st.kind) {
         case Stage::Kind::scatter:
           run.tiles[std::size_t(g.input)].emplace(scatter.run(image));
           run.views[std::size_t(g.input)] = run.tiles[std::size_t(g.input)]->interior();
           run.record(ProgramStep::Kind::scatter, st.operation, 1, st.halo);
-          phase(times ? &times->scatter : nullptr);
+          slot = &PhaseSeconds::scatter;
           break;
         case Stage::Kind::exchange:
           // `images` images at one width: the exchange plan runs once per image.
           for (int m : st.nodes) run.exchange_for(st.halo).run(run.tile(m));
           run.record(ProgramStep::Kind::exchange, st.operation, int(st.nodes.size()), st.halo);
-          phase(times ? &times->exchange : nullptr);
+          slot = &PhaseSeconds::exchange;
           break;
         case Stage::Kind::pixel:
           run.pixel(st.nodes.front());
-          phase(times ? &times->compute : nullptr);
+          slot = &PhaseSeconds::compute;
           break;
         case Stage::Kind::separable:
           run.separable(st.nodes);
-          phase(times ? &times->compute : nullptr);
+          slot = &PhaseSeconds::compute;
           break;
         case Stage::Kind::neighbourhood:
           run.neighbourhood(st.nodes.front());
-          phase(times ? &times->compute : nullptr);
+          slot = &PhaseSeconds::compute;
           break;
         case Stage::Kind::reduce:
           run.reduce(st.nodes.front());
-          phase(times ? &times->compute : nullptr);
+          slot = &PhaseSeconds::compute;
           break;
         case Stage::Kind::hysteresis:
           run.hysteresis(st.nodes.front());
-          phase(times ? &times->compute : nullptr);
+          slot = &PhaseSeconds::compute;
           break;
         case Stage::Kind::gather: {
           Image none;
@@ -305,11 +306,14 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
             }
           }
           run.record(ProgramStep::Kind::gather, st.operation, int(st.nodes.size()), {});
-          phase(times ? &times->gather : nullptr);
+          slot = &PhaseSeconds::gather;
           break;
         }
       }
+      // A stage ends when its dead buffers are back in the pool: their return counts in
+      // its phase, not in the next one.
       for (int m : st.free_after) run.drop(m);
+      phase(times && slot ? &(times->*slot) : nullptr);
     }
     if (times) times->total = mark - t0;
     for (const auto& o : g.outputs)

@@ -163,6 +163,8 @@ struct LoggpRange {
 ///  - operation "copy" (kComputeCopy, below): the library's local copies.
 ///  - operation "first_touch" (kComputeFirstTouch, below): fresh buffers' page faults.
 ///  - operation "phase_call" (kComputePhaseCall, below): the executor's cost per plan run.
+///  - operation "gather_results" (kComputeGatherResults, below): a gather phase's
+///    bookkeeping.
 struct ComputeCost {
   std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
   std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
@@ -204,6 +206,11 @@ inline constexpr char kComputePhaseCall[] = "phase_call";
 /// The same after `taps` MiB were read and written elsewhere (as copy_after): the fixed
 /// cost in the state a pipeline's run of that footprint leaves; ns per run, tile 1x1.
 inline constexpr char kComputePhaseCallAfter[] = "phase_call_after";
+/// A program's gather phase on one rank with `taps` results in place (Program::run's
+/// own timing of the phase: its plans and the executor's bookkeeping, each result named
+/// on the root); tile 1x1, axis ""; ns per phase. Rows for two counts give the phase's
+/// fixed cost and each result's.
+inline constexpr char kComputeGatherResults[] = "gather_results";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:

@@ -1,6 +1,7 @@
 #pragma once
 // Model parameters of one machine as plain values: what the benchmarker measured, in the
 // form the cost models consume. Pure: no MPI, no SQL (the perfdb glue fills these in).
+#include <algorithm>
 #include <array>
 #include <iosfwd>
 #include <optional>
@@ -115,6 +116,18 @@ struct FirstTouchCost {
   }
 };
 
+/// A gather phase's own bookkeeping beyond its plans' runs (each result named on the
+/// root, the phase recorded): `one_us` for one result, `each_more_us` for each further
+/// one; from tessera-bench's gather_results rows less the plain phase_call per result.
+/// Zero (unpriced) until measured.
+struct GatherBookkeeping {
+  double one_us = 0, each_more_us = 0;
+  double us(double results) const {
+    return results >= 1 ? std::max(0.0, one_us + (results - 1) * each_more_us) : 0.0;
+  }
+  bool empty() const { return one_us == 0 && each_more_us == 0; }
+};
+
 /// One timed copy: `rows` rows of `row_floats` floats took `us` µs.
 struct CopySample {
   double rows = 0, row_floats = 0, us = 0;
@@ -183,6 +196,7 @@ struct MachineParams {
   /// (ascending bytes); empty (databases before them): `copy` serves every distance.
   std::vector<CopyAtDistance> copy_after;
   FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
+  GatherBookkeeping gather_bookkeeping;  ///< per gather step, beyond its plans
   Placement placement;
 
   /// The P-3PC table of `level`, or of the other level if that one is empty.

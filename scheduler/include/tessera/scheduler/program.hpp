@@ -156,7 +156,8 @@ struct ProgramGrid {
   std::vector<CommCosts> comm;         ///< per halo
   std::vector<int> halo_of;            ///< per step: index into halos (-1: none)
   std::vector<double> repeats;         ///< per step
-  std::vector<double> fixed_us;        ///< per step: compute and reduce costs (every repeat)
+  /// per step: compute and reduce costs, a gather's bookkeeping (every repeat)
+  std::vector<double> fixed_us;
   bool compute_priced = false;
   /// Phase totals of the algorithm-independent phases.
   double compute = 0, reduce = 0;
