@@ -277,12 +277,24 @@ scheduler::GatherBookkeeping gather_bookkeeping_of(const perfdb::RunData& run) {
   return b;
 }
 
+// A thread pool's wake-up (operation "thread_wake", ns per step, `threads`): the row of
+// the most threads. Empty when the run has none.
+scheduler::ThreadWake thread_wake_of(const perfdb::RunData& run) {
+  scheduler::ThreadWake w;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeThreadWake && c.threads && *c.threads > w.threads &&
+        std::isfinite(c.ns_per_pixel) && c.ns_per_pixel >= 0)
+      w = {*c.threads, c.ns_per_pixel / 1000.0};
+  return w;
+}
+
 void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);
   m.copy_after = copy_after_of(run);
   m.first_touch = first_touch_of(run);
   m.gather_bookkeeping = gather_bookkeeping_of(run);
+  m.thread_wake = thread_wake_of(run);
 }
 
 struct Found {

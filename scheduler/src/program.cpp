@@ -367,6 +367,16 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (threads <= 0) threads = compute_threads(machine.placement, P);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
+  // A compute step right after communication (or first) finds a multi-threaded rank's
+  // pool asleep: it pays the wake-up, every repeat.
+  auto add_wake_ups = [&] {
+    if (threads < 2 || !(machine.thread_wake.us > 0)) return;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].kind == Kind::compute && (i == 0 || steps[i - 1].kind != Kind::compute)) {
+        g.fixed_us[i] += g.repeats[i] * machine.thread_wake.us;
+        g.compute += g.repeats[i] * machine.thread_wake.us;
+      }
+  };
   std::vector<double> compute;
   if (fused && table.prices_pipeline()) {
     // The derivative pipeline's fused compute, as compute_us has always priced it; its
@@ -382,6 +392,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
       }
     for (std::size_t i = 0; i < steps.size(); ++i)
       if (steps[i].kind == Kind::compute) g.fixed_us[i] = weight_sum > 0 ? g.compute * compute[i] / weight_sum : 0;
+    add_wake_ups();
     return g;
   }
   compute = primitive_compute(program, g.repeats, part, table, threads);
@@ -390,6 +401,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
       g.fixed_us[i] = rounds * compute[i];
       g.compute += g.fixed_us[i];
     }
+  add_wake_ups();
   return g;
 }
 

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tessera/perfdb/store.hpp"
 
@@ -119,6 +121,19 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   ASSERT_EQ(gathers.size(), 2u);
   EXPECT_GT(gathers[1], 0.0);
   EXPECT_GT(gathers[5], gathers[1]);
+  // A lone rank's thread pool waking up: one row on a machine of several cores, none on
+  // one core, at the most threads.
+  int most_threads = 1;
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputeDerivatives && c.threads) most_threads = std::max(most_threads, *c.threads);
+  std::vector<pdb::ComputeCost> wakes;
+  std::copy_if(data.compute.begin(), data.compute.end(), std::back_inserter(wakes),
+               [](const auto& c) { return c.operation == pdb::kComputeThreadWake; });
+  ASSERT_EQ(wakes.size(), most_threads > 1 ? 1u : 0u);
+  for (const auto& w : wakes) {
+    EXPECT_EQ(w.threads, most_threads);
+    EXPECT_GE(w.ns_per_pixel, 0.0);
+  }
   // The operation library's primitive kernels, each on every primitive tile and thread
   // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction, and one
   // each of NMS, local maxima and a hysteresis round).

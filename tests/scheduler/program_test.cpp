@@ -166,6 +166,25 @@ TEST(ProgramPricing, HandComputedOnTwoRanks) {
   }
 }
 
+TEST(ProgramPricing, ComputeAfterCommunicationWakesAMultiThreadedRanksPool) {
+  // edge_like's compute steps each follow an exchange: smooth, nms, and the hysteresis
+  // round (3 expected rounds): 5 wake-ups of 10 us on two threads, none on one.
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  MachineParams woken = machine();
+  woken.thread_wake = {2, 10.0};
+  for (int threads : {1, 2}) {
+    const ProgramCost with = price_program(edge_like(), plan, ModelKind::p3pc, woken, threads);
+    const ProgramCost without = price_program(edge_like(), plan, ModelKind::p3pc, machine(), threads);
+    EXPECT_DOUBLE_EQ(with.phases.compute, without.phases.compute + (threads > 1 ? 50.0 : 0.0)) << threads;
+    EXPECT_DOUBLE_EQ(with.phases.total, without.phases.total + (threads > 1 ? 50.0 : 0.0)) << threads;
+    EXPECT_DOUBLE_EQ(with.phases.exchange, without.phases.exchange);
+    expect_steps_add_up(with);
+    if (threads > 1) {
+      EXPECT_DOUBLE_EQ(with.steps[7].us, without.steps[7].us + 30.0);  // every round
+    }
+  }
+}
+
 TEST(GatherBookkeeping, FirstResultThenEachMoreNeverBelowZero) {
   const GatherBookkeeping b{0.5, 0.25};
   EXPECT_DOUBLE_EQ(b.us(1), 0.5);

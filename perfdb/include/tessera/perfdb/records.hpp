@@ -165,6 +165,7 @@ struct LoggpRange {
 ///  - operation "phase_call" (kComputePhaseCall, below): the executor's cost per plan run.
 ///  - operation "gather_results" (kComputeGatherResults, below): a gather phase's
 ///    bookkeeping.
+///  - operation "thread_wake" (kComputeThreadWake, below): a parallel step's wake-up.
 struct ComputeCost {
   std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
   std::string axis;                  ///< "x" or "y"; "xy" for "derivatives"
@@ -211,6 +212,10 @@ inline constexpr char kComputePhaseCallAfter[] = "phase_call_after";
 /// on the root); tile 1x1, axis ""; ns per phase. Rows for two counts give the phase's
 /// fixed cost and each result's.
 inline constexpr char kComputeGatherResults[] = "gather_results";
+/// What a parallel step on `threads` threads pays when the pool's workers went to sleep
+/// while the rank communicated (a balanced ~1 ms loop after 2 ms idle, less the same
+/// loop right after); tile 1x1, taps 1, axis ""; ns per step (at least 0).
+inline constexpr char kComputeThreadWake[] = "thread_wake";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:

@@ -128,6 +128,14 @@ struct GatherBookkeeping {
   bool empty() const { return one_us == 0 && each_more_us == 0; }
 };
 
+/// What a rank's first parallel compute step after communicating pays to wake its thread
+/// pool's workers, which went to sleep meanwhile (tessera-bench's thread_wake row, timed
+/// with `threads` threads). Zero (unpriced) until measured.
+struct ThreadWake {
+  int threads = 0;
+  double us = 0;
+};
+
 /// One timed copy: `rows` rows of `row_floats` floats took `us` µs.
 struct CopySample {
   double rows = 0, row_floats = 0, us = 0;
@@ -197,6 +205,7 @@ struct MachineParams {
   std::vector<CopyAtDistance> copy_after;
   FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
   GatherBookkeeping gather_bookkeeping;  ///< per gather step, beyond its plans
+  ThreadWake thread_wake;                ///< per compute step that follows communication
   Placement placement;
 
   /// The P-3PC table of `level`, or of the other level if that one is empty.
