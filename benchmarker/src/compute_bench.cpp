@@ -129,13 +129,16 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
   return out;
 }
 
-perfdb::ComputeCost time_thread_wake(int threads, int samples) {
+std::vector<int> thread_wake_gaps_us() { return {10, 30, 100, 1000}; }
+
+std::vector<perfdb::ComputeCost> time_thread_wake(int threads, int samples) {
   using Clock = std::chrono::steady_clock;
   if (threads < 2) throw InvalidArgument("a thread pool's wake-up needs at least 2 threads");
   if (samples < 1) throw InvalidArgument("thread wake-up timing needs at least one sample");
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
-  // 64 chunks of ~16 us of arithmetic each: ~1 ms of work, balanced over the threads.
-  constexpr int kChunks = 64, kIterations = 20000;
+  // 64 chunks of ~4 us of arithmetic each: ~0.25 ms of work, balanced over the threads
+  // (longer than a sleeping worker takes to join, short enough to keep the noise low).
+  constexpr int kChunks = 64, kIterations = 5000;
   std::vector<double> sink(kChunks, 0.0);
   auto step = [&] {
     const auto t0 = Clock::now();
@@ -148,18 +151,32 @@ perfdb::ComputeCost time_thread_wake(int threads, int samples) {
     });
     return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
   };
-  std::vector<double> extra;
+  const auto gaps = thread_wake_gaps_us();
+  std::vector<std::vector<double>> idle(gaps.size()), awake(gaps.size());
   step();  // warm-up: the pool exists
-  for (int s = 0; s < samples; ++s) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    const double asleep = step();
-    const double awake = step();
-    extra.push_back(asleep - awake);
+  for (int s = 0; s < samples; ++s)
+    for (std::size_t g = 0; g < gaps.size(); ++g) {
+      const auto until = Clock::now() + std::chrono::microseconds(gaps[g]);
+      while (Clock::now() < until) {
+      }
+      idle[g].push_back(step());
+      awake[g].push_back(step());
+    }
+  std::vector<perfdb::ComputeCost> rows;
+  for (std::size_t g = 0; g < gaps.size(); ++g) {
+    // The difference of the medians (quartiles likewise); noise can take it below 0,
+    // which a database does not hold.
+    const Summary after = summarize(idle[g]), right = summarize(awake[g]);
+    Summary sum = after;
+    sum.median = after.median - right.median;
+    sum.q1 = after.q1 - right.q1;
+    sum.q3 = after.q3 - right.q3;
+    for (double* v : {&sum.median, &sum.q1, &sum.q3}) *v = std::max(0.0, *v);
+    if (sum.q1 > sum.median) sum.q1 = sum.median;
+    if (sum.q3 < sum.median) sum.q3 = sum.median;
+    rows.push_back(cost_row(perfdb::kComputeThreadWake, "", gaps[g], {1, 1}, sum, threads));
   }
-  // A difference: noise can take it below 0, which a database does not hold.
-  Summary sum = summarize(extra);
-  for (double* v : {&sum.median, &sum.q1, &sum.q3}) *v = std::max(0.0, *v);
-  return cost_row(perfdb::kComputeThreadWake, "", 1, {1, 1}, sum, threads);
+  return rows;
 }
 
 detail::PixelProgram pixel_chain(int ops) {

@@ -75,13 +75,18 @@ detail::PixelProgram pixel_chain(int ops);
 /// Gaussian of radius taps / 2, the symmetric kernel Program's gaussian runs.
 Kernel1D separable_kernel(int taps);
 
-/// What a parallel step pays when the pool's worker threads have gone to sleep, as they
-/// do while a rank communicates: a balanced parallel loop of about 1 ms of work on
-/// `threads` threads (tbb::global_control), timed after 2 ms of idling minus the same
-/// loop run right after it, `samples` pairs. A ComputeCost row of operation
-/// perfdb::kComputeThreadWake (ns per step, `threads`). Throws InvalidArgument for fewer
-/// than 2 threads or samples below 1.
-perfdb::ComputeCost time_thread_wake(int threads, int samples = 15);
+/// Idle gaps, µs, after which time_thread_wake times a parallel step: from a halo
+/// exchange's to a large scatter's.
+std::vector<int> thread_wake_gaps_us();
+
+/// What a parallel step pays when the pool's worker threads idled while the rank
+/// communicated (they spin a while, then sleep): for each gap, a balanced parallel loop
+/// of about 0.25 ms of work on `threads` threads (tbb::global_control), timed after the
+/// calling thread busy-waited the gap (as MPI polls), the median less that of the same
+/// loop run right after it; `samples` pairs per gap, gaps interleaved. ComputeCost rows of operation
+/// perfdb::kComputeThreadWake (taps = gap µs, ns per step, `threads`). Throws
+/// InvalidArgument for fewer than 2 threads or samples below 1.
+std::vector<perfdb::ComputeCost> time_thread_wake(int threads, int samples = 21);
 
 /// Tile shapes for the primitives: the pipeline's areas, each wide (512, 2048 from 1 Mi
 /// pixels), then the smallest area again 64 wide — a narrow tile costs more per pixel

@@ -249,7 +249,10 @@ class Measurement {
         for (int mib : distances) copies.push_back(tb::time_phase_call_after(*solo, sweep, mib));
         // What a lone rank's first parallel step after communicating pays to wake its
         // pool's threads.
-        if (threads.back() > 1) copies.push_back(tb::time_thread_wake(threads.back()));
+        if (threads.back() > 1) {
+          const auto wakes = tb::time_thread_wake(threads.back());
+          copies.insert(copies.end(), wakes.begin(), wakes.end());
+        }
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
         const double left = std::max(0.2 * given, given - seconds_since(t0));

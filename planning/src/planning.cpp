@@ -277,14 +277,21 @@ scheduler::GatherBookkeeping gather_bookkeeping_of(const perfdb::RunData& run) {
   return b;
 }
 
-// A thread pool's wake-up (operation "thread_wake", ns per step, `threads`): the row of
-// the most threads. Empty when the run has none.
+// A thread pool's wake-up (operation "thread_wake": taps = idle gap µs, ns per step,
+// `threads`): the rows of the most threads, by gap. Empty when the run has none.
 scheduler::ThreadWake thread_wake_of(const perfdb::RunData& run) {
-  scheduler::ThreadWake w;
+  int most = 0;
   for (const auto& c : run.compute)
-    if (c.operation == perfdb::kComputeThreadWake && c.threads && *c.threads > w.threads &&
+    if (c.operation == perfdb::kComputeThreadWake && c.threads) most = std::max(most, *c.threads);
+  std::map<double, double> by_gap;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeThreadWake && c.threads == most && c.taps >= 1 &&
         std::isfinite(c.ns_per_pixel) && c.ns_per_pixel >= 0)
-      w = {*c.threads, c.ns_per_pixel / 1000.0};
+      by_gap[double(c.taps)] = c.ns_per_pixel / 1000.0;
+  scheduler::ThreadWake w;
+  if (by_gap.empty()) return w;
+  w.threads = most;
+  w.by_gap = scheduler::PiecewiseLinear(std::vector<std::pair<double, double>>(by_gap.begin(), by_gap.end()));
   return w;
 }
 

@@ -367,15 +367,38 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (threads <= 0) threads = compute_threads(machine.placement, P);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
-  // A compute step right after communication (or first) finds a multi-threaded rank's
-  // pool asleep: it pays the wake-up, every repeat.
+  // A compute step after communication finds a multi-threaded rank's pool idle for as
+  // long as that communication took (its cheapest algorithms): it pays the wake-up of
+  // that gap, every repeat.
   auto add_wake_ups = [&] {
-    if (threads < 2 || !(machine.thread_wake.us > 0)) return;
-    for (std::size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].kind == Kind::compute && (i == 0 || steps[i - 1].kind != Kind::compute)) {
-        g.fixed_us[i] += g.repeats[i] * machine.thread_wake.us;
-        g.compute += g.repeats[i] * machine.thread_wake.us;
+    if (threads < 2 || machine.thread_wake.empty()) return;
+    double gap = 0;  // µs since the last compute step, per run of the steps
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const Kind k = steps[i].kind;
+      if (k == Kind::compute) {
+        if (gap > 0) {
+          const double us = g.repeats[i] * machine.thread_wake.us(gap);
+          g.fixed_us[i] += us;
+          g.compute += us;
+        }
+        gap = 0;
+        continue;
       }
+      double cheapest = g.fixed_us[i];  // reductions
+      if (k != Kind::reduce) {
+        cheapest = -1;
+        Plan plan;
+        for (int a = 0; a < 4; ++a) {
+          if (k == Kind::scatter && a < int(std::size(kScatterAlgorithms))) plan.scatter = kScatterAlgorithms[a];
+          else if (k == Kind::exchange && a < int(std::size(kExchangeAlgorithms))) plan.exchange = kExchangeAlgorithms[a];
+          else if (k == Kind::gather && a < int(std::size(kGatherAlgorithms))) plan.gather = kGatherAlgorithms[a];
+          else continue;
+          const double us = g.step_us(i, program, plan);
+          if (cheapest < 0 || us < cheapest) cheapest = us;
+        }
+      }
+      if (g.repeats[i] > 0 && cheapest > 0) gap += cheapest / g.repeats[i];
+    }
   };
   std::vector<double> compute;
   if (fused && table.prices_pipeline()) {

@@ -482,10 +482,11 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
     row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 300.0, 0.0);  // 4 MiB: not measured
     row(perfdb::kComputeGatherResults, 1, 1, 1, 250.0, 0.0);
     row(perfdb::kComputeGatherResults, 5, 1, 1, 1650.0, 0.0);
-    for (int threads : {2, 4}) {
-      row(perfdb::kComputeThreadWake, 1, 1, 1, 10000.0 * threads, 0.0);
-      rows.back().threads = threads;
-    }
+    for (int threads : {2, 4})
+      for (int gap : {10, 1000}) {
+        row(perfdb::kComputeThreadWake, gap, 1, 1, 10.0 * gap * threads, 0.0);
+        rows.back().threads = threads;
+      }
     store.add_compute(run, rows);
     store.finish_run(run);
   }
@@ -516,9 +517,11 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   // less the 60 ns plain phase_call of each result's plan.
   EXPECT_NEAR(loaded.params.gather_bookkeeping.one_us, 0.19, 1e-12);
   EXPECT_NEAR(loaded.params.gather_bookkeeping.each_more_us, 0.29, 1e-12);
-  // The thread pool's wake-up: the row of the most threads.
+  // The thread pool's wake-up: the rows of the most threads, by idle gap.
   EXPECT_EQ(loaded.params.thread_wake.threads, 4);
-  EXPECT_NEAR(loaded.params.thread_wake.us, 40.0, 1e-12);
+  EXPECT_NEAR(loaded.params.thread_wake.us(10), 0.4, 1e-12);
+  EXPECT_NEAR(loaded.params.thread_wake.us(505), 20.2, 1e-9);
+  EXPECT_NEAR(loaded.params.thread_wake.us(1e6), 40.0, 1e-12);
 }
 
 // tessera-gauss plans with the derivative pipeline's description; the executor runs

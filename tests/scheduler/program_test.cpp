@@ -171,7 +171,7 @@ TEST(ProgramPricing, ComputeAfterCommunicationWakesAMultiThreadedRanksPool) {
   // round (3 expected rounds): 5 wake-ups of 10 us on two threads, none on one.
   const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
   MachineParams woken = machine();
-  woken.thread_wake = {2, 10.0};
+  woken.thread_wake = {2, PiecewiseLinear({{1, 10.0}, {1e6, 10.0}})};  // 10 us after any gap
   for (int threads : {1, 2}) {
     const ProgramCost with = price_program(edge_like(), plan, ModelKind::p3pc, woken, threads);
     const ProgramCost without = price_program(edge_like(), plan, ModelKind::p3pc, machine(), threads);
@@ -183,6 +183,22 @@ TEST(ProgramPricing, ComputeAfterCommunicationWakesAMultiThreadedRanksPool) {
       EXPECT_DOUBLE_EQ(with.steps[7].us, without.steps[7].us + 30.0);  // every round
     }
   }
+}
+
+TEST(ThreadWake, ByTheIdleGapHeldAtTheMeasuredEnds) {
+  const ThreadWake w{2, PiecewiseLinear({{10, 0.0}, {100, 20.0}, {1000, 40.0}})};
+  EXPECT_DOUBLE_EQ(w.us(55), 10.0);
+  EXPECT_DOUBLE_EQ(w.us(1), 0.0);
+  EXPECT_DOUBLE_EQ(w.us(1e6), 40.0);
+  EXPECT_EQ(ThreadWake{}.us(100), 0.0);
+  EXPECT_TRUE(ThreadWake{}.empty());
+  // Short gaps (a one-rank exchange) wake nothing: edge_like's computes each follow a
+  // few microseconds of communication on this table, far below 10 us... priced 0.
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  MachineParams m = machine();
+  m.thread_wake = {2, PiecewiseLinear({{100, 0.0}, {200, 50.0}})};
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m, 2).phases.compute,
+                   price_program(edge_like(), plan, ModelKind::p3pc, machine(), 2).phases.compute);
 }
 
 TEST(GatherBookkeeping, FirstResultThenEachMoreNeverBelowZero) {

@@ -212,9 +212,9 @@ inline constexpr char kComputePhaseCallAfter[] = "phase_call_after";
 /// on the root); tile 1x1, axis ""; ns per phase. Rows for two counts give the phase's
 /// fixed cost and each result's.
 inline constexpr char kComputeGatherResults[] = "gather_results";
-/// What a parallel step on `threads` threads pays when the pool's workers went to sleep
-/// while the rank communicated (a balanced ~1 ms loop after 2 ms idle, less the same
-/// loop right after); tile 1x1, taps 1, axis ""; ns per step (at least 0).
+/// What a parallel step on `threads` threads pays when the pool's workers idled `taps` µs
+/// while the rank communicated (a balanced ~1 ms loop after that busy wait, less the same
+/// loop right after); tile 1x1, axis ""; ns per step (at least 0).
 inline constexpr char kComputeThreadWake[] = "thread_wake";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per

@@ -129,11 +129,17 @@ struct GatherBookkeeping {
 };
 
 /// What a rank's first parallel compute step after communicating pays to wake its thread
-/// pool's workers, which went to sleep meanwhile (tessera-bench's thread_wake row, timed
-/// with `threads` threads). Zero (unpriced) until measured.
+/// pool's workers, which spin a while and then sleep: µs by the idle gap before the step
+/// (µs), from tessera-bench's thread_wake rows timed with `threads` threads; held at the
+/// measured ends. Empty (unpriced) until measured.
 struct ThreadWake {
   int threads = 0;
-  double us = 0;
+  PiecewiseLinear by_gap;
+  double us(double gap_us) const {
+    if (by_gap.empty()) return 0.0;
+    return std::max(0.0, by_gap(std::clamp(gap_us, by_gap.xs().front(), by_gap.xs().back())));
+  }
+  bool empty() const { return by_gap.empty(); }
 };
 
 /// One timed copy: `rows` rows of `row_floats` floats took `us` µs.
