@@ -254,8 +254,6 @@ scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
   return out;
 }
 
-// Everything a run's compute rows give the models: compute, the local copies (in one
-// state and after each reuse distance) and first touch.
 // A gather phase's bookkeeping (operation "gather_results": ns per one-rank gather phase
 // of `taps` results in place) less the plain phase_call per result, linear through the
 // fewest and the most results measured. Empty when the run has fewer than two counts.
@@ -295,6 +293,9 @@ scheduler::ThreadWake thread_wake_of(const perfdb::RunData& run) {
   return w;
 }
 
+// Everything a run's compute rows give the models: compute, the local copies (in one
+// state and after each reuse distance), first touch, a gather's bookkeeping and the
+// thread pool's wake-up.
 void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);

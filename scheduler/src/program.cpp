@@ -367,6 +367,24 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (threads <= 0) threads = compute_threads(machine.placement, P);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
+  // A communication step's time under its cheapest algorithm (every repeat).
+  auto cheapest_us = [&](std::size_t i) {
+    const Kind k = steps[i].kind;
+    if (k == Kind::reduce) return g.fixed_us[i];
+    double best = -1;
+    Plan plan;
+    auto consider = [&] {
+      const double us = g.step_us(i, program, plan);
+      if (best < 0 || us < best) best = us;
+    };
+    if (k == Kind::scatter)
+      for (ScatterAlgorithm a : kScatterAlgorithms) plan.scatter = a, consider();
+    else if (k == Kind::exchange)
+      for (ExchangeAlgorithm a : kExchangeAlgorithms) plan.exchange = a, consider();
+    else if (k == Kind::gather)
+      for (GatherAlgorithm a : kGatherAlgorithms) plan.gather = a, consider();
+    return std::max(0.0, best);
+  };
   // A compute step after communication finds a multi-threaded rank's pool idle for as
   // long as that communication took (its cheapest algorithms): it pays the wake-up of
   // that gap, every repeat.
@@ -384,20 +402,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
         gap = 0;
         continue;
       }
-      double cheapest = g.fixed_us[i];  // reductions
-      if (k != Kind::reduce) {
-        cheapest = -1;
-        Plan plan;
-        for (int a = 0; a < 4; ++a) {
-          if (k == Kind::scatter && a < int(std::size(kScatterAlgorithms))) plan.scatter = kScatterAlgorithms[a];
-          else if (k == Kind::exchange && a < int(std::size(kExchangeAlgorithms))) plan.exchange = kExchangeAlgorithms[a];
-          else if (k == Kind::gather && a < int(std::size(kGatherAlgorithms))) plan.gather = kGatherAlgorithms[a];
-          else continue;
-          const double us = g.step_us(i, program, plan);
-          if (cheapest < 0 || us < cheapest) cheapest = us;
-        }
-      }
-      if (g.repeats[i] > 0 && cheapest > 0) gap += cheapest / g.repeats[i];
+      if (g.repeats[i] > 0) gap += cheapest_us(i) / g.repeats[i];
     }
   };
   std::vector<double> compute;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <string>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "../cost_row.hpp"
