@@ -64,8 +64,7 @@ CopyCost MachineParams::copy_at(double bytes) const {
   const auto above = std::find_if(copy_after.begin(), copy_after.end(),
                                   [&](const CopyAtDistance& d) { return d.bytes >= bytes; });
   const CopyAtDistance& hi = above == copy_after.end() ? copy_after.back() : *above;
-  const CopyAtDistance& lo =
-      above == copy_after.begin() || above == copy_after.end() ? hi : *std::prev(above);
+  const CopyAtDistance& lo = above == copy_after.begin() || above == copy_after.end() ? hi : *std::prev(above);
   CopyCost out = hi.cost;
   if (&lo != &hi && bytes < hi.bytes) {
     const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));

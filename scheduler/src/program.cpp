@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -332,17 +333,23 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   g.fixed_us.assign(steps.size(), 0.0);
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == Kind::gather) g.fixed_us[i] = g.repeats[i] * machine.gather_bookkeeping.us(steps[i].images);
-  // Each communication phase's total per algorithm, steps in program order.
+  // Each communication phase's total per algorithm, steps in program order, and each
+  // communication step's time under its cheapest algorithm (every repeat).
+  std::vector<double> cheapest(steps.size(), std::numeric_limits<double>::infinity());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Kind k = steps[i].kind;
     Plan plan;
+    auto add = [&](double& total) {
+      const double us = g.step_us(i, program, plan);
+      total += us;
+      cheapest[i] = std::min(cheapest[i], us);
+    };
     if (k == Kind::scatter)
-      for (ScatterAlgorithm a : kScatterAlgorithms) plan.scatter = a, g.scatter[int(a)] += g.step_us(i, program, plan);
+      for (ScatterAlgorithm a : kScatterAlgorithms) plan.scatter = a, add(g.scatter[int(a)]);
     else if (k == Kind::exchange)
-      for (ExchangeAlgorithm a : kExchangeAlgorithms)
-        plan.exchange = a, g.exchange[int(a)] += g.step_us(i, program, plan);
+      for (ExchangeAlgorithm a : kExchangeAlgorithms) plan.exchange = a, add(g.exchange[int(a)]);
     else if (k == Kind::gather)
-      for (GatherAlgorithm a : kGatherAlgorithms) plan.gather = a, g.gather[int(a)] += g.step_us(i, program, plan);
+      for (GatherAlgorithm a : kGatherAlgorithms) plan.gather = a, add(g.gather[int(a)]);
   }
 
   // Reductions: the allreduce plan of `images` scalars over every rank.
@@ -367,24 +374,6 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (threads <= 0) threads = compute_threads(machine.placement, P);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
-  // A communication step's time under its cheapest algorithm (every repeat).
-  auto cheapest_us = [&](std::size_t i) {
-    const Kind k = steps[i].kind;
-    if (k == Kind::reduce) return g.fixed_us[i];
-    double best = -1;
-    Plan plan;
-    auto consider = [&] {
-      const double us = g.step_us(i, program, plan);
-      if (best < 0 || us < best) best = us;
-    };
-    if (k == Kind::scatter)
-      for (ScatterAlgorithm a : kScatterAlgorithms) plan.scatter = a, consider();
-    else if (k == Kind::exchange)
-      for (ExchangeAlgorithm a : kExchangeAlgorithms) plan.exchange = a, consider();
-    else if (k == Kind::gather)
-      for (GatherAlgorithm a : kGatherAlgorithms) plan.gather = a, consider();
-    return std::max(0.0, best);
-  };
   // A compute step after communication finds a multi-threaded rank's pool idle for as
   // long as that communication took (its cheapest algorithms): it pays the wake-up of
   // that gap, every repeat.
@@ -402,7 +391,8 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
         gap = 0;
         continue;
       }
-      if (g.repeats[i] > 0) gap += cheapest_us(i) / g.repeats[i];
+      const double us = k == Kind::reduce ? g.fixed_us[i] : cheapest[i];
+      if (g.repeats[i] > 0 && std::isfinite(us)) gap += us / g.repeats[i];
     }
   };
   std::vector<double> compute;

@@ -89,8 +89,7 @@ struct CopyCost {
   /// One side of mirroring along x: `rows` rows of `halo_floats` floats.
   double mirror_x_us(double rows, double halo_floats) const {
     if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
-    return rows > 0 && halo_floats > 0 ? rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0
-                                       : 0.0;
+    return rows > 0 && halo_floats > 0 ? rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0 : 0.0;
   }
   bool empty() const { return widths.empty() && per_row_ns == 0 && per_float_ns == 0; }
   /// Everything us() and mirror_x_us() depend on, as numbers (a cache key).
