@@ -58,6 +58,12 @@ std::string_view to_string(CommPhase p) {
   return "?";
 }
 
+bool same_steps(const CommPlan& a, const CommPlan& b) {
+  const Partition &p = a.partition, &q = b.partition;
+  return a.phase == b.phase && p.width() == q.width() && p.height() == q.height() && p.grid() == q.grid() &&
+         a.halo == b.halo && a.ranks == b.ranks;
+}
+
 bool CommPlan::uses_mpi_collective() const {
   for (const auto& steps : ranks)
     for (const auto& s : steps)

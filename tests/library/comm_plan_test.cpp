@@ -179,6 +179,35 @@ TEST(CommPlan, FourStepIsOneSendrecvPerStepAndNonblockingOneWaitPerAxis) {
     if (s.kind == StepKind::mirror) EXPECT_EQ(s.sides, s.axis == 0 ? 2 : 0);
 }
 
+TEST(CommPlan, SameStepsIgnoresTheNameOnly) {
+  const Halo h{2, 2};
+  const Partition one(64, 48, Grid{1, 1}), four(64, 48, Grid{2, 2});
+  // One rank: the root copies the image into its tile whatever the tree; MPI's scatter
+  // is a collective and a copy.
+  EXPECT_TRUE(same_steps(scatter_plan(ScatterAlgorithm::oft, one, h), scatter_plan(ScatterAlgorithm::sbt, one, h)));
+  EXPECT_TRUE(same_steps(scatter_plan(ScatterAlgorithm::oft, one, h), scatter_plan(ScatterAlgorithm::bcast, one, h)));
+  EXPECT_FALSE(same_steps(scatter_plan(ScatterAlgorithm::oft, one, h), scatter_plan(ScatterAlgorithm::mpi, one, h)));
+  // One rank's exchanges only mirror, x then y; gathers in place run nothing.
+  EXPECT_TRUE(same_steps(exchange_plan(ExchangeAlgorithm::four_step, one, h),
+                         exchange_plan(ExchangeAlgorithm::nonblocking, one, h)));
+  EXPECT_TRUE(gather_plan(GatherAlgorithm::oft, one).ranks[0].empty());
+  EXPECT_TRUE(same_steps(gather_plan(GatherAlgorithm::oft, one), gather_plan(GatherAlgorithm::sbt, one)));
+  // Four ranks: the trees differ, and so do the exchanges' orders.
+  EXPECT_FALSE(same_steps(scatter_plan(ScatterAlgorithm::oft, four, h), scatter_plan(ScatterAlgorithm::sbt, four, h)));
+  EXPECT_FALSE(same_steps(gather_plan(GatherAlgorithm::oft, four), gather_plan(GatherAlgorithm::sbt, four)));
+  EXPECT_FALSE(same_steps(exchange_plan(ExchangeAlgorithm::four_step, four, h),
+                          exchange_plan(ExchangeAlgorithm::nonblocking, four, h)));
+  // Same algorithm, different partition, halo or phase: not the same execution.
+  EXPECT_TRUE(same_steps(scatter_plan(ScatterAlgorithm::sbt, four, h), scatter_plan(ScatterAlgorithm::sbt, four, h)));
+  EXPECT_FALSE(same_steps(scatter_plan(ScatterAlgorithm::sbt, four, h),
+                          scatter_plan(ScatterAlgorithm::sbt, four, Halo{1, 1})));
+  EXPECT_FALSE(same_steps(scatter_plan(ScatterAlgorithm::oft, one, h),
+                          scatter_plan(ScatterAlgorithm::oft, Partition(64, 40, Grid{1, 1}), h)));
+  CommPlan renamed = scatter_plan(ScatterAlgorithm::oft, one, h);
+  renamed.phase = CommPhase::gather;
+  EXPECT_FALSE(same_steps(renamed, scatter_plan(ScatterAlgorithm::oft, one, h)));
+}
+
 TEST(Partition, AreaBeforeAndTileShapes) {
   for (auto [w, h] : kSizes)
     for (int p : kProcs)

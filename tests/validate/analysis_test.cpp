@@ -223,6 +223,29 @@ TEST(ValidateSelection, ComposedMeasurementAndEndToEndSet) {
   EXPECT_EQ(chosen[2], plan(a, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking));
 }
 
+TEST(ValidateSelection, PlansThatRunTheSameStepsAreOnePlan) {
+  const std::vector<Halo> halos{{2, 2}, {1, 1}};
+  // One rank: every scatter but MPI's copies the image into the tile, both exchanges
+  // only mirror, oft's and sbt's gathers run nothing; first name in each list.
+  const Plan one = plan({1, 1}, ScatterAlgorithm::bcast, GatherAlgorithm::sbt, ExchangeAlgorithm::nonblocking);
+  EXPECT_EQ(executed_as(one, 64, 64, halos),
+            plan({1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step));
+  const Plan collective = plan({1, 1}, ScatterAlgorithm::mpi, GatherAlgorithm::mpi, ExchangeAlgorithm::four_step);
+  EXPECT_EQ(executed_as(collective, 64, 64, halos), collective);
+  EXPECT_EQ(distinct_plans({{1, 1}}, 64, 64, halos).size(), 2u * 2u * 1u);
+  // Four ranks in a square: every algorithm runs its own steps, so nothing changes.
+  const auto square = distinct_plans({{2, 2}}, 64, 64, halos);
+  EXPECT_EQ(square, all_plans({{2, 2}}));
+  for (const Plan& p : all_plans({{2, 2}})) EXPECT_EQ(executed_as(p, 64, 64, halos), p);
+  // Every plan's alias is one of the distinct plans, and no two distinct plans alias.
+  const std::vector<Grid> grids{{1, 1}, {1, 2}, {2, 1}, {1, 3}, {2, 2}};
+  const auto distinct = distinct_plans(grids, 48, 40, halos);
+  EXPECT_LT(distinct.size(), all_plans(grids).size());
+  for (const Plan& p : all_plans(grids))
+    EXPECT_NE(std::find(distinct.begin(), distinct.end(), executed_as(p, 48, 40, halos)), distinct.end());
+  for (const Plan& p : distinct) EXPECT_EQ(executed_as(p, 48, 40, halos), p);
+}
+
 TEST(ValidateSummary, JsonHasEveryModelTheBaselinesDecisionsOverPAndFiguresByP) {
   const std::vector<Scenario> sc{{64, 64, 1, 1}, {64, 64, 1, 2}};
   const Plan one = plan({1, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::four_step);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/comm_plan.hpp"
 #include "tessera/error.hpp"
 #include "tessera/names.hpp"
 #include "tessera/statistics.hpp"
@@ -286,6 +287,47 @@ std::vector<Plan> all_plans(const std::vector<Grid>& grids) {
     for (auto s : kScatterAlgorithms)
       for (auto ga : kGatherAlgorithms)
         for (auto e : kExchangeAlgorithms) out.push_back(Plan{g, s, ga, e});
+  return out;
+}
+
+namespace {
+
+// The first of `algorithms` whose plan (made by `plan_of` at each halo) runs the same
+// steps as `chosen`'s at every halo.
+template <class A, std::size_t N, class F>
+A first_alias(const std::array<A, N>& algorithms, A chosen, const std::vector<Halo>& halos, F plan_of) {
+  for (A a : algorithms) {
+    if (a == chosen) return a;
+    if (std::all_of(halos.begin(), halos.end(),
+                    [&](const Halo& h) { return same_steps(plan_of(a, h), plan_of(chosen, h)); }))
+      return a;
+  }
+  return chosen;
+}
+
+}  // namespace
+
+Plan executed_as(const Plan& plan, int width, int height, const std::vector<Halo>& halos) {
+  const Partition p(width, height, plan.grid);
+  const std::vector<Halo> none{Halo{}};
+  const std::vector<Halo>& at = halos.empty() ? none : halos;
+  Plan out = plan;
+  out.scatter = first_alias(kScatterAlgorithms, plan.scatter, at,
+                            [&](ScatterAlgorithm a, Halo h) { return scatter_plan(a, p, h); });
+  out.exchange = first_alias(kExchangeAlgorithms, plan.exchange, at,
+                             [&](ExchangeAlgorithm a, Halo h) { return exchange_plan(a, p, h); });
+  out.gather = first_alias(kGatherAlgorithms, plan.gather, none,
+                           [&](GatherAlgorithm a, Halo) { return gather_plan(a, p); });
+  return out;
+}
+
+std::vector<Plan> distinct_plans(const std::vector<Grid>& grids, int width, int height,
+                                 const std::vector<Halo>& halos) {
+  std::vector<Plan> out;
+  for (const Plan& plan : all_plans(grids)) {
+    const Plan e = executed_as(plan, width, height, halos);
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  }
   return out;
 }
 

@@ -448,8 +448,9 @@ std::vector<std::pair<std::string, Plan>> baselines_for(const Scenario& sc) {
 
 // The end-to-end set (root only): each model's choice, each feasible baseline and the
 // best by measured phases.
+// plans are each model's and baseline's as executed (executed_as).
 std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vector<Grid>& grids,
-                                   const std::vector<Observation>& phases,
+                                   const std::vector<Halo>& halos, const std::vector<Observation>& phases,
                                    const std::vector<Prediction>& predictions,
                                    const std::vector<std::pair<std::string, Plan>>& baselines, int extra,
                                    Results& r) {
@@ -461,7 +462,18 @@ std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vec
     if (std::find(grids.begin(), grids.end(), plan.grid) != grids.end()) required.push_back(plan);
     else r.notes.push_back("baseline " + name + ": grid " + tessera::to_string(plan.grid) + " infeasible for " + to_string(sc));
   }
-  return select_end_to_end(phases, index, all_plans(grids), required, extra);
+  return select_end_to_end(phases, index, distinct_plans(grids, sc.width, sc.height, halos), required, extra);
+}
+
+// The halos a program's scatter and exchanges run at on a scenario's image (what
+// executed_as compares plans at).
+std::vector<Halo> communicated_halos(const Program& program, const Scenario& sc) {
+  std::vector<Halo> out;
+  for (const auto& s : program.describe(sc.width, sc.height).steps)
+    if ((s.kind == ProgramStep::Kind::scatter || s.kind == ProgramStep::Kind::exchange) &&
+        std::find(out.begin(), out.end(), s.halo) == out.end())
+      out.push_back(s.halo);
+  return out;
 }
 
 // The rounds each iterative operation ran against what the scheduler expected (root).
@@ -488,15 +500,18 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   std::optional<ProgramDescription> description;
   std::vector<Grid> grids;
   std::vector<Prediction> predictions;
+  std::vector<Halo> halos;
   Image image;
   session.agree([&] {
     program.emplace(app_program(sc.app, sc.sigma));  // pure, on every rank
     if (!gauss) description = program->describe(sc.width, sc.height);
     grids = feasible_grids(sc, program->halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
+    halos = communicated_halos(*program, sc);
     if (!session.is_root()) return;
     image = random_image(sc.width, sc.height);
     predictions = predict(sc, params, description);
+    for (auto& p : predictions) p.chosen = executed_as(p.chosen, sc.width, sc.height, halos);
   });
   const bool by_exchange = description && exchanges_in_compute(*description);
   if (session.is_root())
@@ -511,10 +526,11 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
     phases = measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report);
   }, Session::Wait::sleep);
   std::string plan_text;
-  const auto baselines = baselines_for(sc);
+  auto baselines = baselines_for(sc);
+  for (auto& b : baselines) b.second = executed_as(b.second, sc.width, sc.height, halos);
   session.agree([&] {
     if (!session.is_root()) return;
-    plan_text = join_plans(end_to_end_plans(sc, index, grids, phases, predictions, baselines, o.extra, r));
+    plan_text = join_plans(end_to_end_plans(sc, index, grids, halos, phases, predictions, baselines, o.extra, r));
   });
   const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
   std::vector<Observation> totals;
@@ -585,6 +601,10 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                         : std::to_string(left_out) + " of " + std::to_string(taken) +
                               " samples left out: a rank was preempted during them (involuntary context "
                               "switch); --keep-disturbed keeps them");
+  r.notes.push_back(
+      "plans that run the same steps on every rank (one rank's oft, sbt and bcast scatters, for instance) are "
+      "one execution: it is measured end to end once, under the first algorithm's name, and every pick of one "
+      "of them is judged as that plan");
   if (std::any_of(r.scenarios.begin(), r.scenarios.end(), [](const Scenario& s) { return s.app != "gauss"; }))
     r.notes.push_back(
         "apps' programs (edges, corners): Program::run times the reductions and an iterative operation "

@@ -62,6 +62,7 @@ struct CommStep {
   int axis = 0;               ///< mirror: 0 = x (columns), 1 = y (rows)
   int sides = 0;              ///< mirror: image edges of this axis the tile touches (1, 2)
   bool carries_tiles() const { return last > first; }
+  friend bool operator==(const CommStep&, const CommStep&) = default;
 };
 
 enum class CommPhase : std::uint8_t { scatter, exchange, gather };
@@ -79,6 +80,12 @@ struct CommPlan {
   /// that MPI's implementation would choose between).
   bool uses_mpi_collective() const;
 };
+
+/// True if `a` and `b` are the same phase on the same partition and halo and every rank
+/// runs the same steps in both, whatever their algorithms are called (on one rank, the
+/// oft, sbt and bcast scatters all copy the image into the tile). The executor runs
+/// nothing but the steps, so such plans are one execution. Local.
+bool same_steps(const CommPlan& a, const CommPlan& b);
 
 /// The scatter from rank 0: every rank ends with its tile in Store::tile (interior).
 CommPlan scatter_plan(ScatterAlgorithm algorithm, const Partition& partition, Halo halo);
