@@ -198,6 +198,45 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   return rows;
 }
 
+std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
+                                                  int rounds) {
+  using Clock = std::chrono::steady_clock;
+  if (rounds < 1) throw InvalidArgument("mirroring a fresh tile needs at least one round");
+  struct Cell {
+    int side = 0, halo = 0;
+    detail::FloatBuffer tile, image;
+    std::vector<double> ns_per_float;
+  };
+  std::vector<Cell> cells;
+  for (int side : sides)
+    for (int halo : halos) {
+      if (side < 1 || halo < 1 || halo > side)
+        throw InvalidArgument("fresh mirror tile needs side >= 1 and 1 <= halo <= side");
+      const std::size_t stride = std::size_t(side) + 2 * std::size_t(halo);
+      Cell c{side, halo, detail::allocate_floats(stride * stride), detail::allocate_floats(std::size_t(side) * side),
+             {}};
+      std::fill_n(c.tile.get(), stride * stride, 0.0f);
+      std::fill_n(c.image.get(), std::size_t(side) * side, 1.0f);
+      cells.push_back(std::move(c));
+    }
+  for (int r = 0; r < rounds; ++r)
+    for (Cell& c : cells) {
+      const std::size_t stride = std::size_t(c.side) + 2 * std::size_t(c.halo);
+      const View tile{c.tile.get() + std::size_t(c.halo) * stride + std::size_t(c.halo), c.side, c.side,
+                      int(stride)};
+      for (int y = 0; y < c.side; ++y) std::copy_n(c.image.get() + std::size_t(y) * c.side, c.side, tile.row(y));
+      const auto t0 = Clock::now();
+      mirror_image_edges(tile, Halo{c.halo, c.halo}, Box{0, 0, c.side, c.side}, c.side, c.side, true, false);
+      const auto t1 = Clock::now();
+      c.ns_per_float.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                               (2.0 * c.side * c.halo));
+    }
+  std::vector<perfdb::ComputeCost> rows;
+  for (const Cell& c : cells)
+    rows.push_back(cost_row(perfdb::kComputeMirrorFresh, "x", c.side, {c.halo, 2 * c.side}, summarize(c.ns_per_float)));
+  return rows;
+}
+
 std::vector<std::size_t> first_touch_sizes(bool quick) {
   constexpr std::size_t MiB = std::size_t(1) << 20;
   if (quick) return {MiB, 16 * MiB};

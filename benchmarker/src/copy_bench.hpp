@@ -58,6 +58,15 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
                                                 const std::vector<int>& distances_mib, int rounds,
                                                 ReuseSweep& sweep);
 
+/// Times the executor's mirroring along x (tessera::mirror_image_edges) as an exchange
+/// meets it: right after the tile's interior was written whole, row by row, from an
+/// image (the scatter's last copy; a compute step leaves its output the same way). One
+/// square tile per side in `sides` and halo in `halos` (stride side + 2 halo), `rounds`
+/// samples each, interleaved. Single-threaded. Rows of operation
+/// perfdb::kComputeMirrorFresh: taps = side, tile = halo x rows of both sides.
+std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
+                                                  int rounds);
+
 /// Buffer sizes, bytes, whose first touch is timed: below and from 2 MiB (4 KiB pages /
 /// huge pages advised, as the executor's pool maps them).
 std::vector<std::size_t> first_touch_sizes(bool quick);

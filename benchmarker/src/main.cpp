@@ -241,6 +241,9 @@ class Measurement {
         auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}, distances,
                                         opt_.quick ? 7 : 15, sweep);
         copies.insert(copies.end(), after.begin(), after.end());
+        // The mirroring an exchange does right after its tile was written whole.
+        auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, opt_.quick ? 7 : 15);
+        copies.insert(copies.end(), fresh.begin(), fresh.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());

@@ -239,6 +239,23 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
   return out;
 }
 
+// The x-mirror on tiles just written whole (operation "mirror_fresh", taps = the square
+// tile's side): per side measured at two halos or more, rows x (per row + halo floats x
+// per float) fitted, ascending tile size. Empty when the run has none.
+std::vector<scheduler::FreshMirror> fresh_mirrors_of(const perfdb::RunData& run) {
+  std::map<int, std::vector<scheduler::CopySample>> by_side;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeMirrorFresh && c.taps >= 1)
+      if (auto sample = copy_sample(c)) by_side[c.taps].push_back(*sample);
+  std::vector<scheduler::FreshMirror> out;
+  for (const auto& [side, samples] : by_side) {
+    if (row_widths(samples) < 2) continue;
+    const scheduler::CopyCost m = scheduler::fit_copy_cost(samples);
+    out.push_back({double(side) * double(side), m.per_row_ns, m.per_float_ns});
+  }
+  return out;
+}
+
 // First touch of fresh buffers (operation "first_touch": tile_width bytes mapped, ns
 // per byte): the median of the rows below 2 MiB and of those from 2 MiB, where the
 // executor's pool advises huge pages. Empty when the run has none (runs before it).
@@ -300,6 +317,11 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);
   m.copy_after = copy_after_of(run);
+  // An exchange's mirroring meets its tile as the step before left it, whatever the
+  // run's footprint: every copy state prices it alike.
+  const auto fresh = fresh_mirrors_of(run);
+  m.copy.fresh_mirrors = fresh;
+  for (auto& d : m.copy_after) d.cost.fresh_mirrors = fresh;
   m.first_touch = first_touch_of(run);
   m.gather_bookkeeping = gather_bookkeeping_of(run);
   m.thread_wake = thread_wake_of(run);

@@ -351,7 +351,8 @@ Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency
           break;
         case StepKind::mirror:
           if (!copy.empty())
-            s.compute(r, st.sides * (st.axis == 0 ? copy.mirror_x_us(st.box.height, st.box.width)
+            s.compute(r, st.sides * (st.axis == 0 ? copy.mirror_x_us(st.box.height, st.box.width,
+                                                                     double(p.tile(r).area()))
                                                   : copy.us(st.box.height, st.box.width)));
           break;
         case StepKind::collective:

@@ -52,9 +52,29 @@ double CopyCost::row_ns(double row_floats) const {
   return lo.ns + t * (above->ns - lo.ns);
 }
 
+double CopyCost::mirror_x_us(double rows, double halo_floats, double tile_floats) const {
+  if (!(rows > 0 && halo_floats > 0)) return 0.0;
+  if (!fresh_mirrors.empty() && tile_floats > 0) {
+    const auto above = std::find_if(fresh_mirrors.begin(), fresh_mirrors.end(),
+                                    [&](const FreshMirror& m) { return m.tile_floats >= tile_floats; });
+    const FreshMirror& hi = above == fresh_mirrors.end() ? fresh_mirrors.back() : *above;
+    const FreshMirror& lo = above == fresh_mirrors.begin() || above == fresh_mirrors.end() ? hi : *std::prev(above);
+    double row = hi.row_ns, per_float = hi.float_ns;
+    if (&lo != &hi) {
+      const double t = (std::log(tile_floats) - std::log(lo.tile_floats)) / (std::log(hi.tile_floats) - std::log(lo.tile_floats));
+      row = lo.row_ns + t * (hi.row_ns - lo.row_ns);
+      per_float = lo.float_ns + t * (hi.float_ns - lo.float_ns);
+    }
+    return rows * (row + halo_floats * per_float) / 1000.0;
+  }
+  if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
+  return rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0;
+}
+
 std::vector<double> CopyCost::key() const {
   std::vector<double> k{per_row_ns, per_float_ns, mirror_row_ns, mirror_float_ns};
   for (const RowCost& w : widths) k.insert(k.end(), {w.row_floats, w.ns});
+  for (const FreshMirror& m : fresh_mirrors) k.insert(k.end(), {m.tile_floats, m.row_ns, m.float_ns});
   return k;
 }
 

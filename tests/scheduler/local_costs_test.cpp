@@ -208,6 +208,35 @@ TEST(LocalWork, MirroringAlongXIsPricedFromItsOwnMeasurement) {
   EXPECT_NEAR(plain.mirror_x_us(4, 2), plain.us(4, 2), 1e-12);  // unmeasured: a copy
 }
 
+TEST(LocalWork, MirroringAFreshTileIsPricedByTheTileSize) {
+  // Measured on tiles of 256 and 4096 floats (log2 8 and 12): 2 + 0.5 / float and
+  // 6 + 1.5 / float ns a row. A 1024-float tile is halfway in log size: 4 + 1.0.
+  CopyCost copy{3.0, 0.25};
+  copy.mirror_row_ns = 70.0;  // the footprint's state, used only without a tile size
+  copy.mirror_float_ns = 15.0;
+  copy.fresh_mirrors = {{256, 2.0, 0.5}, {4096, 6.0, 1.5}};
+  EXPECT_NEAR(copy.mirror_x_us(10, 4, 1024), 10 * (4.0 + 4 * 1.0) / 1000, 1e-12);
+  EXPECT_NEAR(copy.mirror_x_us(10, 4, 256), 10 * (2.0 + 4 * 0.5) / 1000, 1e-12);
+  EXPECT_NEAR(copy.mirror_x_us(10, 4, 16), 10 * (2.0 + 4 * 0.5) / 1000, 1e-12);     // held below
+  EXPECT_NEAR(copy.mirror_x_us(10, 4, 1 << 20), 10 * (6.0 + 4 * 1.5) / 1000, 1e-12);  // and above
+  EXPECT_NEAR(copy.mirror_x_us(10, 4), 10 * (70.0 + 4 * 15.0) / 1000, 1e-12);
+  EXPECT_EQ(copy.mirror_x_us(0, 4, 1024), 0.0);
+  // The exchange's schedule passes each rank's tile: 1x2 of 10x8, tiles 10x4 = 40 floats
+  // (below the smallest size measured), 2 sides of 4 rows of halo 2, the y-mirror a copy.
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  const Partition part(10, 8, Grid{1, 2});
+  const Halo halo{2, 3};
+  const auto none = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
+  const auto with = price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
+  const double mirror = 2 * 4 * (2.0 + 2 * 0.5) / 1000 + copy.us(3, 14);
+  for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
+  // A cache key that tells the fresh measurements apart.
+  CopyCost other = copy;
+  other.fresh_mirrors[1].row_ns = 7.0;
+  EXPECT_NE(copy.key(), other.key());
+}
+
 TEST(CopyCost, AtAFootprintInterpolatesTheMeasuredDistancesInLogBytes) {
   MachineParams m;
   m.copy = {1.0, 0.1};

@@ -477,6 +477,8 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
     for (int halo : {4, 32}) {
       row(perfdb::kComputeMirrorAfter, 4, halo, 4096, 5.0, 0.75);
       row(perfdb::kComputeMirrorAfter, 256, halo, 4096, 9.0, 1.25);
+      row(perfdb::kComputeMirrorFresh, 512, halo, 1024, 2.0, 0.25);  // taps: the tile's side
+      row(perfdb::kComputeMirrorFresh, 2048, halo, 4096, 8.0, 0.5);
     }
     row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0);
     row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 300.0, 0.0);  // 4 MiB: not measured
@@ -506,6 +508,16 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   EXPECT_NEAR(after[0].cost.mirror_float_ns, 0.75, 1e-9);
   EXPECT_NEAR(after[1].cost.mirror_row_ns, 9.0, 1e-6);
   EXPECT_NEAR(after[1].cost.mirror_float_ns, 1.25, 1e-9);
+  // The fresh tiles' mirror, one fit per side, on every copy state alike.
+  for (const scheduler::CopyCost* c : {&loaded.params.copy, &after[0].cost, &after[1].cost}) {
+    ASSERT_EQ(c->fresh_mirrors.size(), 2u);
+    EXPECT_DOUBLE_EQ(c->fresh_mirrors[0].tile_floats, 512.0 * 512);
+    EXPECT_NEAR(c->fresh_mirrors[0].row_ns, 2.0, 1e-6);
+    EXPECT_NEAR(c->fresh_mirrors[0].float_ns, 0.25, 1e-9);
+    EXPECT_DOUBLE_EQ(c->fresh_mirrors[1].tile_floats, 2048.0 * 2048);
+    EXPECT_NEAR(c->fresh_mirrors[1].row_ns, 8.0, 1e-6);
+    EXPECT_NEAR(c->fresh_mirrors[1].float_ns, 0.5, 1e-9);
+  }
   EXPECT_NEAR(loaded.params.copy.call_us, 0.06, 1e-12);
   EXPECT_EQ(after[0].cost.call_us, 0.0);
   EXPECT_NEAR(after[1].cost.call_us, 0.3, 1e-12);

@@ -196,6 +196,10 @@ inline constexpr char kComputeCopyAfter[] = "copy_after";
 /// `tile_height` rows (both sides of a tile counted) of `tile_width` halo floats each
 /// filled from the row's edge; taps = MiB touched elsewhere since; ns per float.
 inline constexpr char kComputeMirrorAfter[] = "mirror_after";
+/// The same mirroring right after the whole tile was written (as the scatter's last copy
+/// and every compute step leave a tile before its exchange): a square tile `taps` floats
+/// on a side, `tile_height` rows (both sides) of `tile_width` halo floats; ns per float.
+inline constexpr char kComputeMirrorFresh[] = "mirror_fresh";
 /// A process's first touch of a freshly mapped buffer (tessera::detail::map_fresh, as
 /// the executor's pool maps one), beyond writing it again: page faults and the kernel's
 /// zeroing. `tile_width` is the buffer's size in bytes, tile_height 1, taps 1, axis "";

@@ -63,6 +63,12 @@ struct RowCost {
   double row_floats = 0, ns = 0;
 };
 
+/// Mirroring along x right after a tile of `tile_floats` floats was written whole (as an
+/// exchange meets it): `row_ns` per row and side, `float_ns` per halo float.
+struct FreshMirror {
+  double tile_floats = 0, row_ns = 0, float_ns = 0;
+};
+
 /// The library's local memory work: copying a tile into its haloed buffer, out of a
 /// staging buffer, mirroring the image's edges. When measured (`widths` not empty), a row
 /// of f floats costs what the measured widths around f say, interpolated linearly in f,
@@ -80,17 +86,21 @@ struct CopyCost {
   double mirror_row_ns = 0, mirror_float_ns = 0;
   /// The measured row widths, ascending and distinct (measured_copy_cost).
   std::vector<RowCost> widths{};
+  /// The x-mirror on fresh tiles of the measured sizes, ascending (tessera-bench's
+  /// mirror_fresh rows); empty: mirror_row_ns / mirror_float_ns, or a copy.
+  std::vector<FreshMirror> fresh_mirrors{};
 
   /// ns of one row of `row_floats` floats.
   double row_ns(double row_floats) const;
   double us(double rows, double row_floats) const {
     return rows > 0 && row_floats > 0 ? rows * row_ns(row_floats) / 1000.0 : 0.0;
   }
-  /// One side of mirroring along x: `rows` rows of `halo_floats` floats.
-  double mirror_x_us(double rows, double halo_floats) const {
-    if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
-    return rows > 0 && halo_floats > 0 ? rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0 : 0.0;
-  }
+  /// One side of mirroring along x: `rows` rows of `halo_floats` floats, on a tile of
+  /// `tile_floats` floats just written whole. With fresh_mirrors measured and tile_floats
+  /// > 0: per row and per float of the measured tile sizes around it, interpolated in
+  /// log size (held at either end); otherwise in the cache state mirror_row_ns and
+  /// mirror_float_ns were measured in; unmeasured, a copy.
+  double mirror_x_us(double rows, double halo_floats, double tile_floats = 0) const;
   bool empty() const { return widths.empty() && per_row_ns == 0 && per_float_ns == 0; }
   /// Everything us() and mirror_x_us() depend on, as numbers (a cache key).
   std::vector<double> key() const;
