@@ -62,7 +62,11 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
     auto tg = std::find_if(groups.begin(), groups.end(), [&](const PrimThreads& g) { return g.threads == p.threads; });
     if (tg == groups.end()) tg = groups.insert(groups.end(), PrimThreads{p.threads, {}});
     auto sg = std::find_if(tg->sizes.begin(), tg->sizes.end(), [&](const PrimSize& g) { return g.size == p.size; });
-    if (sg == tg->sizes.end()) sg = tg->sizes.insert(tg->sizes.end(), PrimSize{p.size, {}});
+    if (sg == tg->sizes.end()) {
+      PrimSize fresh;
+      fresh.size = p.size;
+      sg = tg->sizes.insert(tg->sizes.end(), std::move(fresh));
+    }
     sg->shapes.push_back(
         {std::log(double(p.tile_width) * double(p.tile_height)), std::log(double(p.tile_width)), p.ns_per_pixel});
   }

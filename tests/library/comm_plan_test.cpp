@@ -113,16 +113,22 @@ TEST(CommPlan, BinomialTreesForNonPowersOfTwo) {
   EXPECT_EQ(from_root, (std::vector<int>{1, 2, 4, 8}));
   // LoGPC concurrency of a subtree's message: the ranks sending at its level, P / 2k.
   for (const auto& s : gather.ranks[2])
-    if (s.kind == StepKind::send) EXPECT_EQ(s.concurrent, 12 / (2 * 2));
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.concurrent, 12 / (2 * 2));
+    }
   for (const auto& s : gather.ranks[8])
-    if (s.kind == StepKind::send) EXPECT_EQ(s.concurrent, 1);
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.concurrent, 1);
+    }
 }
 
 TEST(CommPlan, LayoutsFollowTheStores) {
   // Row strips: whole rows back to back, contiguous at both ends.
   const CommPlan rows = scatter_plan(ScatterAlgorithm::oft, Partition(64, 48, Grid{1, 4}), Halo{});
   for (const auto& s : rows.ranks[0])
-    if (s.kind == StepKind::send) EXPECT_EQ(s.layout, Layout::cc);
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.layout, Layout::cc);
+    }
   // Column strips: the root's side is noncontiguous, rows one tile wide.
   const Partition cols(64, 48, Grid{4, 1});
   const CommPlan tree = scatter_plan(ScatterAlgorithm::sbt, cols, Halo{});
@@ -133,11 +139,15 @@ TEST(CommPlan, LayoutsFollowTheStores) {
     }
   const CommPlan flat = gather_plan(GatherAlgorithm::oft, cols);
   for (const auto& s : flat.ranks[1])
-    if (s.kind == StepKind::send) EXPECT_EQ(s.layout, Layout::cn);
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.layout, Layout::cn);
+    }
   // Tiles one row tall are contiguous in the image even side by side.
   const CommPlan thin = scatter_plan(ScatterAlgorithm::oft, Partition(40, 1, Grid{4, 1}), Halo{});
   for (const auto& s : thin.ranks[0])
-    if (s.kind == StepKind::send) EXPECT_EQ(s.layout, Layout::cc);
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.layout, Layout::cc);
+    }
   // The exchange: columns noncontiguous at both ends (halo.x floats a row), rows contiguous.
   const Halo halo{3, 2};
   const CommPlan four = exchange_plan(ExchangeAlgorithm::four_step, Partition(64, 48, Grid{2, 2}), halo);
@@ -176,7 +186,9 @@ TEST(CommPlan, FourStepIsOneSendrecvPerStepAndNonblockingOneWaitPerAxis) {
   // One tile across an axis mirrors both of its sides.
   const CommPlan strips = exchange_plan(ExchangeAlgorithm::nonblocking, Partition(90, 90, Grid{1, 3}), halo);
   for (const auto& s : strips.ranks[1])
-    if (s.kind == StepKind::mirror) EXPECT_EQ(s.sides, s.axis == 0 ? 2 : 0);
+    if (s.kind == StepKind::mirror) {
+      EXPECT_EQ(s.sides, s.axis == 0 ? 2 : 0);
+    }
 }
 
 TEST(CommPlan, SameStepsIgnoresTheNameOnly) {

@@ -48,7 +48,9 @@ TEST(PetscDmdaGrid, EveryRankCountFactorsExactly) {
       for (int p = 1; p <= 40; ++p) {
         const Grid g = petsc_dmda_grid(w, h, p);
         EXPECT_EQ(g.x * g.y, p) << w << "x" << h << " P=" << p;
-        if (w > h) EXPECT_GE(g.x, g.y) << w << "x" << h << " P=" << p;
+        if (w > h) {
+          EXPECT_GE(g.x, g.y) << w << "x" << h << " P=" << p;
+        }
       }
   EXPECT_THROW(petsc_dmda_grid(0, 5, 2), InvalidArgument);
   EXPECT_THROW(petsc_dmda_grid(5, 5, 0), InvalidArgument);
