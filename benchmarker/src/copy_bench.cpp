@@ -204,6 +204,7 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
   if (rounds < 1) throw InvalidArgument("mirroring a fresh tile needs at least one round");
   struct Cell {
     int side = 0, halo = 0;
+    std::size_t stride = 0;  // side + 2 halo
     detail::FloatBuffer tile, image;
     std::vector<double> ns_per_float;
   };
@@ -213,17 +214,16 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
       if (side < 1 || halo < 1 || halo > side)
         throw InvalidArgument("fresh mirror tile needs side >= 1 and 1 <= halo <= side");
       const std::size_t stride = std::size_t(side) + 2 * std::size_t(halo);
-      Cell c{side, halo, detail::allocate_floats(stride * stride), detail::allocate_floats(std::size_t(side) * side),
-             {}};
+      Cell c{side, halo, stride, detail::allocate_floats(stride * stride),
+             detail::allocate_floats(std::size_t(side) * side), {}};
       std::fill_n(c.tile.get(), stride * stride, 0.0f);
       std::fill_n(c.image.get(), std::size_t(side) * side, 1.0f);
       cells.push_back(std::move(c));
     }
   for (int r = 0; r < rounds; ++r)
     for (Cell& c : cells) {
-      const std::size_t stride = std::size_t(c.side) + 2 * std::size_t(c.halo);
-      const View tile{c.tile.get() + std::size_t(c.halo) * stride + std::size_t(c.halo), c.side, c.side,
-                      int(stride)};
+      const View tile{c.tile.get() + std::size_t(c.halo) * c.stride + std::size_t(c.halo), c.side, c.side,
+                      int(c.stride)};
       for (int y = 0; y < c.side; ++y) std::copy_n(c.image.get() + std::size_t(y) * c.side, c.side, tile.row(y));
       const auto t0 = Clock::now();
       mirror_image_edges(tile, Halo{c.halo, c.halo}, Box{0, 0, c.side, c.side}, c.side, c.side, true, false);

@@ -6,10 +6,26 @@
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "tessera/error.hpp"
 
 namespace tessera::scheduler {
+
+namespace {
+
+// The entries of `sorted` (ascending by key) around x, held at either end (lo == hi
+// there), and x's place between them in log scale (0 when lo == hi).
+template <class T, class Key>
+std::tuple<const T&, const T&, double> log_bracket(const std::vector<T>& sorted, double x, Key key) {
+  const auto above = std::find_if(sorted.begin(), sorted.end(), [&](const T& e) { return key(e) >= x; });
+  const T& hi = above == sorted.end() ? sorted.back() : *above;
+  const T& lo = above == sorted.begin() || above == sorted.end() ? hi : *std::prev(above);
+  const double t = &lo == &hi ? 0.0 : (std::log(x) - std::log(key(lo))) / (std::log(key(hi)) - std::log(key(lo)));
+  return {lo, hi, t};
+}
+
+}  // namespace
 
 double P3pcTable::time_us(Path p, Layout l, double bytes, double row_bytes) const {
   const PiecewiseLinear& base = curve(p, l);
@@ -55,16 +71,9 @@ double CopyCost::row_ns(double row_floats) const {
 double CopyCost::mirror_x_us(double rows, double halo_floats, double tile_floats) const {
   if (!(rows > 0 && halo_floats > 0)) return 0.0;
   if (!fresh_mirrors.empty() && tile_floats > 0) {
-    const auto above = std::find_if(fresh_mirrors.begin(), fresh_mirrors.end(),
-                                    [&](const FreshMirror& m) { return m.tile_floats >= tile_floats; });
-    const FreshMirror& hi = above == fresh_mirrors.end() ? fresh_mirrors.back() : *above;
-    const FreshMirror& lo = above == fresh_mirrors.begin() || above == fresh_mirrors.end() ? hi : *std::prev(above);
-    double row = hi.row_ns, per_float = hi.float_ns;
-    if (&lo != &hi) {
-      const double t = (std::log(tile_floats) - std::log(lo.tile_floats)) / (std::log(hi.tile_floats) - std::log(lo.tile_floats));
-      row = lo.row_ns + t * (hi.row_ns - lo.row_ns);
-      per_float = lo.float_ns + t * (hi.float_ns - lo.float_ns);
-    }
+    const auto [lo, hi, t] = log_bracket(fresh_mirrors, tile_floats, [](const FreshMirror& m) { return m.tile_floats; });
+    const double row = lo.row_ns + t * (hi.row_ns - lo.row_ns);
+    const double per_float = lo.float_ns + t * (hi.float_ns - lo.float_ns);
     return rows * (row + halo_floats * per_float) / 1000.0;
   }
   if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
@@ -81,13 +90,9 @@ std::vector<double> CopyCost::key() const {
 CopyCost MachineParams::copy_at(double bytes) const {
   if (copy_after.empty()) return copy;
   // The first distance at or beyond `bytes`, and the one before it; held at either end.
-  const auto above = std::find_if(copy_after.begin(), copy_after.end(),
-                                  [&](const CopyAtDistance& d) { return d.bytes >= bytes; });
-  const CopyAtDistance& hi = above == copy_after.end() ? copy_after.back() : *above;
-  const CopyAtDistance& lo = above == copy_after.begin() || above == copy_after.end() ? hi : *std::prev(above);
+  const auto [lo, hi, t] = log_bracket(copy_after, bytes, [](const CopyAtDistance& d) { return d.bytes; });
   CopyCost out = hi.cost;
   if (&lo != &hi && bytes < hi.bytes) {
-    const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
     for (double CopyCost::*field : {&CopyCost::per_row_ns, &CopyCost::per_float_ns, &CopyCost::mirror_row_ns,
                                     &CopyCost::mirror_float_ns, &CopyCost::call_us})
       out.*field = lo.cost.*field + t * (hi.cost.*field - lo.cost.*field);

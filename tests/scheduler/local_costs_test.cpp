@@ -3,6 +3,7 @@
 // against hand-computed values; the fast forms against the simulator with copies priced.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -173,18 +174,29 @@ TEST(LocalWork, OftScatterOnTwoRanksByHand) {
   }
 }
 
-TEST(LocalWork, ExchangeMirrorsTheImageEdgesByHand) {
-  // 1x2 with halo {2, 3}: both tiles are at the left and right image edges (2 x-sides of
-  // 2 values per row) and at one y-edge (3 rows of width + 4).
-  const CopyCost copy{3.0, 0.25};
+namespace {
+
+// What the local work of `copy` adds to each exchange algorithm on 1x2 of 10x8 with halo
+// {2, 3}: both tiles are at the left and right image edges (2 x-sides of 2 values per
+// row, 4 rows) and at one y-edge (3 rows of width + 4).
+std::array<double, 2> exchange_local_work(const CopyCost& copy, Pricing pricing = Pricing::simulate) {
   const auto mp = machine(linear_table(), copy);
   const auto m = make_model(ModelKind::p3pc, mp);
   const Partition part(10, 8, Grid{1, 2});
   const Halo halo{2, 3};
   const auto none = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
-  const auto with = price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
+  const auto with = price_communication(*m, part, halo, mp.placement, pricing, nullptr, copy);
+  return {with.exchange[0] - none.exchange[0], with.exchange[1] - none.exchange[1]};
+}
+
+}  // namespace
+
+TEST(LocalWork, ExchangeMirrorsTheImageEdgesByHand) {
+  // Unmeasured mirroring is priced as copies.
+  const CopyCost copy{3.0, 0.25};
+  const auto added = exchange_local_work(copy);
   const double mirror = 2 * copy.us(4, 2) + copy.us(3, 14);
-  for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
+  for (int e = 0; e < 2; ++e) EXPECT_NEAR(added[std::size_t(e)], mirror, 1e-9) << e;
 }
 
 TEST(LocalWork, MirroringAlongXIsPricedFromItsOwnMeasurement) {
@@ -193,15 +205,10 @@ TEST(LocalWork, MirroringAlongXIsPricedFromItsOwnMeasurement) {
   CopyCost copy{3.0, 0.25};
   copy.mirror_row_ns = 7.0;
   copy.mirror_float_ns = 1.5;
-  const auto mp = machine(linear_table(), copy);
-  const auto m = make_model(ModelKind::p3pc, mp);
-  const Partition part(10, 8, Grid{1, 2});
-  const Halo halo{2, 3};
-  const auto none = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
   for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
-    const auto with = price_communication(*m, part, halo, mp.placement, pr, nullptr, copy);
+    const auto added = exchange_local_work(copy, pr);
     const double mirror = 2 * 4 * (7.0 + 2 * 1.5) / 1000 + copy.us(3, 14);
-    for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
+    for (int e = 0; e < 2; ++e) EXPECT_NEAR(added[std::size_t(e)], mirror, 1e-9) << e;
   }
   EXPECT_NEAR(copy.mirror_x_us(4, 2), 4 * (7.0 + 2 * 1.5) / 1000, 1e-12);
   const CopyCost plain{3.0, 0.25};
@@ -223,14 +230,9 @@ TEST(LocalWork, MirroringAFreshTileIsPricedByTheTileSize) {
   EXPECT_EQ(copy.mirror_x_us(0, 4, 1024), 0.0);
   // The exchange's schedule passes each rank's tile: 1x2 of 10x8, tiles 10x4 = 40 floats
   // (below the smallest size measured), 2 sides of 4 rows of halo 2, the y-mirror a copy.
-  const auto mp = machine(linear_table(), copy);
-  const auto m = make_model(ModelKind::p3pc, mp);
-  const Partition part(10, 8, Grid{1, 2});
-  const Halo halo{2, 3};
-  const auto none = price_communication(*m, part, halo, mp.placement, Pricing::simulate);
-  const auto with = price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
+  const auto added = exchange_local_work(copy);
   const double mirror = 2 * 4 * (2.0 + 2 * 0.5) / 1000 + copy.us(3, 14);
-  for (int e = 0; e < 2; ++e) EXPECT_NEAR(with.exchange[e], none.exchange[e] + mirror, 1e-9) << e;
+  for (int e = 0; e < 2; ++e) EXPECT_NEAR(added[std::size_t(e)], mirror, 1e-9) << e;
   // A cache key that tells the fresh measurements apart.
   CopyCost other = copy;
   other.fresh_mirrors[1].row_ns = 7.0;

@@ -446,9 +446,8 @@ std::vector<std::pair<std::string, Plan>> baselines_for(const Scenario& sc) {
   return out;
 }
 
-// The end-to-end set (root only): each model's choice, each feasible baseline and the
-// best by measured phases.
-// plans are each model's and baseline's as executed (executed_as).
+// The end-to-end set (root only): each model's choice and each feasible baseline (both
+// as executed_as gives them) and the best distinct executions by measured phases.
 std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vector<Grid>& grids,
                                    const std::vector<Halo>& halos, const std::vector<Observation>& phases,
                                    const std::vector<Prediction>& predictions,
@@ -465,11 +464,10 @@ std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vec
   return select_end_to_end(phases, index, distinct_plans(grids, sc.width, sc.height, halos), required, extra);
 }
 
-// The halos a program's scatter and exchanges run at on a scenario's image (what
-// executed_as compares plans at).
-std::vector<Halo> communicated_halos(const Program& program, const Scenario& sc) {
+// The halos a program's scatter and exchanges run at (what executed_as compares plans at).
+std::vector<Halo> communicated_halos(const ProgramDescription& description) {
   std::vector<Halo> out;
-  for (const auto& s : program.describe(sc.width, sc.height).steps)
+  for (const auto& s : description.steps)
     if ((s.kind == ProgramStep::Kind::scatter || s.kind == ProgramStep::Kind::exchange) &&
         std::find(out.begin(), out.end(), s.halo) == out.end())
       out.push_back(s.halo);
@@ -507,7 +505,7 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
     if (!gauss) description = program->describe(sc.width, sc.height);
     grids = feasible_grids(sc, program->halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
-    halos = communicated_halos(*program, sc);
+    halos = communicated_halos(description ? *description : program->describe(sc.width, sc.height));
     if (!session.is_root()) return;
     image = random_image(sc.width, sc.height);
     predictions = predict(sc, params, description);
