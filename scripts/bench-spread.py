@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Summarises scripts/bench-launches.sh OUT: wall time, within-run quality, across-launch
-spread of the P-3PC cells, fig8-check's own spread and the agreement with it."""
+spread of the P-3PC cells, fig8-check's own spread and the agreement with it; then, for
+information, the across-launch spread of the library-shaped P-3PC cells and of the local
+costs (copies, mirroring, the executor's fixed costs), which planning prices with too."""
 import csv, json, statistics, sys, os, math
 d = sys.argv[1] if len(sys.argv) > 1 else "bench-launches"
 def load(p):
@@ -47,3 +49,27 @@ print("agreement with fig8 (median of fig8 launches), median cell %:", mmm(dev_m
 print("agreement with the preceding fig8 launch, median cell %:", mmm(dev_prev))
 for k in [('send','cc',1024), ('full','cc',51200), ('recv','cc',51200), ('full','nn',51200)]:
     print(k, "fig8:", [round(fig[j][k], 2) for j in sorted(fig)], "bench:", [round(bench[i][k], 2) for i in L])
+
+# Not judged by issue 12's goal, but planning prices with them as well: the library-shaped
+# P-3PC cells (--quick measures them in one pass) and the compute mode's local costs.
+def spread_line(what, rows):
+    if not rows:
+        print(f"{what}: none in common"); return
+    sp = sorted((max(v) / min(v) - 1, k) for k, v in rows.items())
+    vals = [s for s, _ in sp]
+    print(f"across-launch spread over {len(vals)} {what}: median {100*statistics.median(vals):.1f} % "
+          f"p90 {100*pct(vals, 0.9):.1f} %; widest: " +
+          ", ".join(f"{'/'.join(str(x) for x in k)} {100*s:.0f} %" for s, k in sp[-3:][::-1]))
+runs = {i: next(r for r in json.load(open(f'{d}/bench_{i}.json'))['runs'] if r['tool'] == 'tessera-bench') for i in L}
+def common_rows(extract):
+    per = [extract(runs[i]) for i in L]
+    keys = set.intersection(*(set(p) for p in per))
+    return {k: [p[k] for p in per] for k in keys if min(p[k] for p in per) > 0}
+spread_line("library-shaped P-3PC cells", common_rows(lambda r: {
+    (s['level'], s['path'], s['layout'], s['bytes'], s['blocks'], s['block_stride_bytes']): s['median_us']
+    for s in r['p3pc'] if s['blocks'] > 1 and (s['layout'] == 'cc' or s['block_stride_bytes'] > 0)}))
+local_ops = ('copy', 'copy_after', 'mirror_after', 'mirror_fresh', 'phase_call', 'phase_call_after',
+             'gather_results', 'first_touch', 'thread_wake')
+spread_line("local-cost rows", common_rows(lambda r: {
+    (c['operation'], c['taps'], c['tile_width'], c['tile_height']): c['ns_per_pixel']
+    for c in r['compute'] if c['operation'] in local_ops}))
