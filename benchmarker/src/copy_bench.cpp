@@ -281,4 +281,34 @@ std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>&
   return out;
 }
 
+std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<perfdb::ComputeCost>>& passes) {
+  if (passes.empty()) throw InvalidArgument("no passes to combine");
+  auto same_row = [](const perfdb::ComputeCost& a, const perfdb::ComputeCost& b) {
+    return a.operation == b.operation && a.axis == b.axis && a.taps == b.taps && a.tile_width == b.tile_width &&
+           a.tile_height == b.tile_height && a.sigma == b.sigma && a.threads == b.threads;
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  std::vector<perfdb::ComputeCost> rows = passes.front();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<double> values, q1s, q3s;
+    for (const auto& pass : passes) {
+      if (pass.size() != rows.size() || !same_row(pass[i], rows[i]))
+        throw InvalidArgument("local-cost passes differ in their rows (" + rows[i].operation + ")");
+      values.push_back(pass[i].ns_per_pixel);
+      if (pass[i].q1) q1s.push_back(*pass[i].q1);
+      if (pass[i].q3) q3s.push_back(*pass[i].q3);
+    }
+    double sum = 0;
+    for (double v : values) sum += v;
+    rows[i].ns_per_pixel = sum / double(values.size());
+    rows[i].q1 = q1s.size() == values.size() ? std::optional<double>(median(q1s)) : std::nullopt;
+    rows[i].q3 = q3s.size() == values.size() ? std::optional<double>(median(q3s)) : std::nullopt;
+  }
+  return rows;
+}
+
 }  // namespace tessera::bench

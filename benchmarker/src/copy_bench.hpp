@@ -80,4 +80,18 @@ std::vector<std::size_t> first_touch_sizes(bool quick);
 /// Rows of operation perfdb::kComputeFirstTouch (tile_width = bytes). Single-threaded.
 std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>& sizes, int samples);
 
+/// Passes of the local costs measured in a pipeline's cache states (copy_after,
+/// mirror_after, mirror_fresh, phase_call rows) that one launch makes.
+inline constexpr int kLocalPasses = 3;
+
+/// One row per (operation, axis, taps, tile, sigma, threads) from passes of the same
+/// measurements, each on buffers of its own: ns_per_pixel is the mean of the passes'
+/// medians, q1 / q3 the medians of theirs. Such a cost comes in two modes on this
+/// project's VM (a copy of 64-float rows after a 1 MiB sweep: 0.36 or 0.71 ns per
+/// float, pass by pass within one launch), and a run meets either: the mean of the
+/// passes is what runs meet on average, and it moves less from launch to launch than a
+/// single pass or the passes' median (benchmarker/README.md). Throws InvalidArgument on
+/// no passes, or on passes that do not hold the same rows in the same order.
+std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<perfdb::ComputeCost>>& passes);
+
 }  // namespace tessera::bench

@@ -26,6 +26,7 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "tessera/error.hpp"
+#include "tessera/image.hpp"
 #include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/session.hpp"
@@ -234,22 +235,28 @@ class Measurement {
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
-        // The same copies in the cache state a pipeline's run leaves them; one sweep pool
-        // for them and for the executor's fixed cost below.
+        // The same copies in the cache state a pipeline's run leaves them, the mirroring
+        // an exchange does right after its tile was written whole, and what running a
+        // phase's plan costs before it moves or copies anything: kLocalPasses passes,
+        // each on buffers mapped afresh, combined (combine_passes). One sweep pool for all.
         const auto distances = tb::reuse_distances_mib();
         tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
-        auto after = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}, distances,
-                                        opt_.quick ? 7 : 15, sweep);
-        copies.insert(copies.end(), after.begin(), after.end());
-        // The mirroring an exchange does right after its tile was written whole.
-        auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, opt_.quick ? 7 : 15);
-        copies.insert(copies.end(), fresh.begin(), fresh.end());
+        std::vector<std::vector<pdb::ComputeCost>> passes;
+        for (int pass = 0; pass < tb::kLocalPasses; ++pass) {
+          tessera::release_free_image_buffers();  // the previous pass's buffers go back to the kernel
+          auto rows = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}, distances,
+                                         opt_.quick ? 7 : 15, sweep);
+          auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, opt_.quick ? 7 : 15);
+          rows.insert(rows.end(), fresh.begin(), fresh.end());
+          rows.push_back(tb::time_phase_call(*solo));
+          for (int mib : distances) rows.push_back(tb::time_phase_call_after(*solo, sweep, mib));
+          passes.push_back(std::move(rows));
+        }
+        const auto local = tb::combine_passes(passes);
+        copies.insert(copies.end(), local.begin(), local.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());
-        // What running a phase's plan costs before it moves or copies anything.
-        copies.push_back(tb::time_phase_call(*solo));
-        for (int mib : distances) copies.push_back(tb::time_phase_call_after(*solo, sweep, mib));
         // What a lone rank's first parallel step after communicating pays to wake its
         // pool's threads.
         if (threads.back() > 1) {

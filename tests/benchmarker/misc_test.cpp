@@ -1,4 +1,5 @@
-// Layouts, pair placement, options, report and compute-pass derivation.
+// Layouts, pair placement, options, report, compute-pass derivation and the local costs
+// combined over passes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "compute_bench.hpp"
+#include "copy_bench.hpp"
 #include "layouts.hpp"
 #include "options.hpp"
 #include "placement.hpp"
@@ -254,4 +256,52 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
     }
   }
   for (int taps : {3, 9, 25, 39}) EXPECT_EQ(tb::separable_kernel(taps).size(), taps);
+}
+
+namespace {
+tessera::perfdb::ComputeCost local_row(const char* operation, int taps, double ns, double q1, double q3) {
+  tessera::perfdb::ComputeCost c;
+  c.operation = operation;
+  c.axis = "x";
+  c.taps = taps;
+  c.tile_width = 64;
+  c.tile_height = 1024;
+  c.ns_per_pixel = ns;
+  c.q1 = q1;
+  c.q3 = q3;
+  return c;
+}
+}  // namespace
+
+TEST(LocalPasses, EachRowIsTheMeanOfThePassesMediansWithTheirQuartilesMedians) {
+  const std::vector<std::vector<tessera::perfdb::ComputeCost>> passes{
+      {local_row("copy_after", 1, 0.36, 0.35, 0.40), local_row("phase_call", 1, 60, 50, 70)},
+      {local_row("copy_after", 1, 0.72, 0.70, 0.80), local_row("phase_call", 1, 90, 80, 100)},
+      {local_row("copy_after", 1, 0.39, 0.30, 0.41), local_row("phase_call", 1, 30, 20, 40)}};
+  const auto rows = tb::combine_passes(passes);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].operation, "copy_after");
+  EXPECT_EQ(rows[0].taps, 1);
+  EXPECT_EQ(rows[0].tile_width, 64);
+  EXPECT_DOUBLE_EQ(rows[0].ns_per_pixel, (0.36 + 0.72 + 0.39) / 3);  // both modes, weighted as met
+  EXPECT_DOUBLE_EQ(*rows[0].q1, 0.35);
+  EXPECT_DOUBLE_EQ(*rows[0].q3, 0.41);
+  EXPECT_DOUBLE_EQ(rows[1].ns_per_pixel, 60.0);
+  EXPECT_DOUBLE_EQ(*rows[1].q1, 50.0);
+  EXPECT_DOUBLE_EQ(*rows[1].q3, 70.0);
+  // One pass is itself; an even number of quartiles takes the middle two's mean.
+  EXPECT_DOUBLE_EQ(tb::combine_passes({passes[1]})[0].ns_per_pixel, 0.72);
+  EXPECT_DOUBLE_EQ(*tb::combine_passes({passes[0], passes[1]})[1].q1, 65.0);
+}
+
+TEST(LocalPasses, PassesThatDifferInTheirRowsAreAnError) {
+  const auto a = local_row("copy_after", 1, 0.36, 0.35, 0.40), b = local_row("copy_after", 4, 0.37, 0.35, 0.40);
+  EXPECT_THROW(tb::combine_passes({}), tessera::InvalidArgument);
+  EXPECT_THROW(tb::combine_passes({{a, b}, {b, a}}), tessera::InvalidArgument);  // order
+  EXPECT_THROW(tb::combine_passes({{a, b}, {a}}), tessera::InvalidArgument);     // a row missing
+  auto unquartiled = a;
+  unquartiled.q1.reset();
+  const auto rows = tb::combine_passes({{a}, {unquartiled}});
+  EXPECT_FALSE(rows[0].q1);  // not every pass had one
+  EXPECT_TRUE(rows[0].q3);
 }
