@@ -17,11 +17,11 @@ bench = {i: load(f'{d}/bench_{i}.csv') for i in L}
 fig = {i: load(f'{d}/fig8_{i}.csv') for i in (1, 2, 3, 4) if os.path.exists(f'{d}/fig8_{i}.csv')}
 walls = [float(open(f'{d}/wall_{i}.txt').read().split()[-1]) for i in L]
 print("wall s per launch:", walls, "->", mmm(walls))
+# Each launch's bench run as tessera-perfdb exports it (export --json), not the schema's columns.
+runs = {i: next(r for r in json.load(open(f'{d}/bench_{i}.json'))['runs'] if r['tool'] == 'tessera-bench') for i in L}
 qm, qp = [], []
 for i in L:
-    # The run's quality as tessera-perfdb exports it (export --json), not the schema's columns.
-    runs = json.load(open(f'{d}/bench_{i}.json'))['runs']
-    q = next(r for r in runs if r['tool'] == 'tessera-bench')['quality']
+    q = runs[i]['quality']
     if q is None:
         print(f"launch {i}: within-run quality not recorded (one pass)"); continue
     print(f"launch {i}: within-run quality median {100*q['median_spread']:.1f} % p90 {100*q['p90_spread']:.1f} % "
@@ -60,7 +60,6 @@ def spread_line(what, rows):
     print(f"across-launch spread over {len(vals)} {what}: median {100*statistics.median(vals):.1f} % "
           f"p90 {100*pct(vals, 0.9):.1f} %; widest: " +
           ", ".join(f"{'/'.join(str(x) for x in k)} {100*s:.0f} %" for s, k in sp[-3:][::-1]))
-runs = {i: next(r for r in json.load(open(f'{d}/bench_{i}.json'))['runs'] if r['tool'] == 'tessera-bench') for i in L}
 def common_rows(extract):
     per = [extract(runs[i]) for i in L]
     keys = set.intersection(*(set(p) for p in per))

@@ -4,11 +4,13 @@
 #include <cassert>
 #include <chrono>
 #include <cstddef>
+#include <numeric>
 
 #include "cost_row.hpp"
 #include "tessera/error.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
+#include "tessera/statistics.hpp"
 
 namespace tessera::bench {
 
@@ -287,11 +289,6 @@ std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<pe
     return a.operation == b.operation && a.axis == b.axis && a.taps == b.taps && a.tile_width == b.tile_width &&
            a.tile_height == b.tile_height && a.sigma == b.sigma && a.threads == b.threads;
   };
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
   std::vector<perfdb::ComputeCost> rows = passes.front();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::vector<double> values, q1s, q3s;
@@ -302,11 +299,9 @@ std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<pe
       if (pass[i].q1) q1s.push_back(*pass[i].q1);
       if (pass[i].q3) q3s.push_back(*pass[i].q3);
     }
-    double sum = 0;
-    for (double v : values) sum += v;
-    rows[i].ns_per_pixel = sum / double(values.size());
-    rows[i].q1 = q1s.size() == values.size() ? std::optional<double>(median(q1s)) : std::nullopt;
-    rows[i].q3 = q3s.size() == values.size() ? std::optional<double>(median(q3s)) : std::nullopt;
+    rows[i].ns_per_pixel = std::accumulate(values.begin(), values.end(), 0.0) / double(values.size());
+    rows[i].q1 = q1s.size() == values.size() ? std::optional<double>(stats::median(q1s)) : std::nullopt;
+    rows[i].q3 = q3s.size() == values.size() ? std::optional<double>(stats::median(q3s)) : std::nullopt;
   }
   return rows;
 }

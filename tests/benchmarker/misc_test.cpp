@@ -10,6 +10,7 @@
 
 #include "compute_bench.hpp"
 #include "copy_bench.hpp"
+#include "cost_row.hpp"
 #include "layouts.hpp"
 #include "options.hpp"
 #include "placement.hpp"
@@ -259,17 +260,9 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
 }
 
 namespace {
+// A local-cost row of 1024 rows of 64 floats as the bench writes it (cost_row).
 tessera::perfdb::ComputeCost local_row(const char* operation, int taps, double ns, double q1, double q3) {
-  tessera::perfdb::ComputeCost c;
-  c.operation = operation;
-  c.axis = "x";
-  c.taps = taps;
-  c.tile_width = 64;
-  c.tile_height = 1024;
-  c.ns_per_pixel = ns;
-  c.q1 = q1;
-  c.q3 = q3;
-  return c;
+  return tb::cost_row(operation, "x", taps, {64, 1024}, tb::Summary{ns, q1, q3});
 }
 }  // namespace
 
