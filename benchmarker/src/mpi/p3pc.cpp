@@ -13,7 +13,6 @@
 #include "driver.hpp"
 #include "modes.hpp"
 #include "tessera/error.hpp"
-#include "tessera/image.hpp"
 #include "tessera/names.hpp"
 #include "tessera/perfdb/quality.hpp"
 
@@ -78,40 +77,41 @@ Job message_job(Kind kind, Path p, Layout l, std::int64_t floats, const BlockSha
 }
 
 // One repetition of a cell: the time on rank 0 in µs (0 on the peer).
-double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Message& r, float* sbuf, float* rbuf) {
+double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Message& r, std::vector<float>& sbuf,
+                  std::vector<float>& rbuf) {
   double t0 = 0, t1 = 0;
   if (me == 0) {
     switch (path) {
       case Path::send:
         t0 = MPI_Wtime();
-        MPI_Send(sbuf, s.count, s.type, 1, kTag, pair);
+        MPI_Send(sbuf.data(), s.count, s.type, 1, kTag, pair);
         t1 = MPI_Wtime();
         break;
       case Path::recv:
         t0 = MPI_Wtime();
-        MPI_Recv(rbuf, r.count, r.type, 1, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Recv(rbuf.data(), r.count, r.type, 1, kTag, pair, MPI_STATUS_IGNORE);
         t1 = MPI_Wtime();
         break;
       case Path::full:
         // roundtrip(n, 0): n values out, an empty reply back. The reply's own cost,
         // t_cf, is subtracted after the run (SPEC errata, Fig. 8).
         t0 = MPI_Wtime();
-        MPI_Send(sbuf, s.count, s.type, 1, kTag, pair);
-        MPI_Recv(rbuf, 0, MPI_FLOAT, 1, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf.data(), s.count, s.type, 1, kTag, pair);
+        MPI_Recv(rbuf.data(), 0, MPI_FLOAT, 1, kTag, pair, MPI_STATUS_IGNORE);
         t1 = MPI_Wtime();
         break;
     }
   } else {
     switch (path) {
       case Path::send:
-        MPI_Recv(rbuf, r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Recv(rbuf.data(), r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
         break;
       case Path::recv:
-        MPI_Send(sbuf, s.count, s.type, 0, kTag, pair);
+        MPI_Send(sbuf.data(), s.count, s.type, 0, kTag, pair);
         break;
       case Path::full:
-        MPI_Recv(rbuf, r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
-        MPI_Send(sbuf, 0, MPI_FLOAT, 0, kTag, pair);
+        MPI_Recv(rbuf.data(), r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf.data(), 0, MPI_FLOAT, 0, kTag, pair);
         break;
     }
   }
@@ -122,24 +122,21 @@ double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Mess
 // repetitions of the cell on the same buffers, with no barrier between them ("one node
 // continuously sends data to another"). The first repetition after the barrier is not
 // timed: it carries the peer's barrier exit and a cold cache. A single sample after a
-// barrier times the receive path from the moment rank 0 leaves the barrier, so it
-// includes the skew of the peer's exit and the whole latency of its send: 3-4x the
-// steady per-message cost (benchmarker/README.md).
+// barrier, as library-shaped cells still take, times the receive path from the moment
+// rank 0 leaves the barrier, so it includes the skew of the peer's exit and the whole
+// latency of its send: 3-4x the steady per-message cost (benchmarker/README.md).
 constexpr int kBurst = 9;
 constexpr int kOvertimeBurst = 3;
 
 // Library-shaped cells price messages as the executor meets them: the outputs it
 // gathers, the tile rows it exchanges were just written by the sending rank, so they sit
-// dirty in that core's cache and a single-copy receive fetches them across cores. Before
-// each repetition the sender therefore rewrites its message and the pair meets at a
-// barrier, where the paper's cells send the same unchanged buffer back to back (Fig. 8).
-// A visit is a burst of such repetitions, the first untimed, like the paper's: one
-// repetition per visit met whatever the cell visited before had left in the caches
-// (an 8 MiB cell's traffic), which priced the two-rank gathers at 512^2 and 1024^2
-// 15-30 % above what the pipeline meets. The buffers come from the executor's own
-// allocator (the image pool: huge pages advised from 2 MiB), so a message meets the
-// pages a tile or image of its size has. Both ranks rewrite (the receiver too); a
-// sender-only rewrite was tried and not adopted (benchmarker/README.md).
+// dirty in that core's cache and a single-copy receive fetches them across cores. The
+// sender therefore rewrites its message just before each sample, where the paper's cells
+// send the same unchanged buffer (Fig. 8). Validated on the derivative pipeline at P = 2
+// (benchmarker/README.md): gathers' median error 28 % -> 15 %. Receiving into regions
+// not touched for a while (rings of 4 and 16 messages) overpriced them 1.3-1.7x. Both
+// ranks rewrite (the receiver too); a sender-only rewrite was tried and not adopted
+// (benchmarker/README.md).
 double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector<float>& rbuf,
               TypeCache& cache) {
   int me = 0;
@@ -151,29 +148,19 @@ double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector
   const bool recv_c = layout == Layout::cc || layout == Layout::nc;
   const Message s = message(cache, j.size, send_c, shape);
   const Message r = message(cache, j.size, recv_c, shape);
-  // In overtime (a busy machine: every message may wait for a timeslice) a burst is
-  // shorter, so the cells still short of samples get them within the cap. A
-  // library-shaped burst is always the short one: its repetitions (a rewrite, a barrier
-  // and up to 8 MiB each) would otherwise take the first pass's time from the paper
-  // cells, whose within-run quality then failed (p90 spread 13-22 % against 10-14 %).
-  const int burst = j.overtime || j.kind != kPaper ? kOvertimeBurst : kBurst;
-  double times[kBurst];
   if (j.kind != kPaper) {
     const std::int64_t extent = std::max(extent_floats(j.size, shape), j.size);
-    const detail::FloatBuffer out = detail::allocate_floats(std::size_t(extent));
-    const detail::FloatBuffer in = detail::allocate_floats(std::size_t(extent));
-    for (int i = 0; i <= burst; ++i) {
-      std::fill_n(out.get(), extent, float((extent + i) & 7));
-      MPI_Barrier(pair);  // both ranks start each repetition together
-      const double t = repetition(pair, me, path, s, r, out.get(), in.get());
-      if (i > 0) times[i - 1] = t;
-    }
-    std::nth_element(times, times + burst / 2, times + burst);
-    return times[burst / 2];
+    std::fill_n(sbuf.data(), extent, float(extent & 7));
+    MPI_Barrier(pair);  // both ranks start each visit together
+    return repetition(pair, me, path, s, r, sbuf, rbuf);
   }
   MPI_Barrier(pair);
-  repetition(pair, me, path, s, r, sbuf.data(), rbuf.data());
-  for (int i = 0; i < burst; ++i) times[i] = repetition(pair, me, path, s, r, sbuf.data(), rbuf.data());
+  // In overtime (a busy machine: every message may wait for a timeslice) a burst is
+  // shorter, so the cells still short of samples get them within the cap.
+  const int burst = j.overtime ? kOvertimeBurst : kBurst;
+  double times[kBurst];
+  repetition(pair, me, path, s, r, sbuf, rbuf);
+  for (int i = 0; i < burst; ++i) times[i] = repetition(pair, me, path, s, r, sbuf, rbuf);
   std::nth_element(times, times + burst / 2, times + burst);
   return times[burst / 2];
 }
@@ -205,13 +192,17 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
   auto elapsed = [&] { return seconds_since(start); };
   const double budget_s = rule.budget_s;
 
-  // The paper cells' buffers, for the largest message of any layout (refined sizes lie
-  // between listed ones, so the listed maximum bounds them). Library-shaped cells take
-  // theirs from the image pool at each visit (sample).
+  // Buffers for the largest message of any layout (refined sizes lie between listed
+  // ones, so the listed maximum bounds them).
   std::int64_t extent = 1;
   const std::int64_t max_floats = o.sizes_floats.back();
   extent = std::max(extent, extent_floats(max_floats, paper_shape(max_floats, o.blocks)));
   extent = std::max(extent, max_floats);
+  for (const TileRows& t : o.tile_rows)
+    for (int rows : o.tile_row_counts) {
+      const std::int64_t floats = std::int64_t(rows) * t.row_floats;
+      extent = std::max({extent, floats, extent_floats(floats, rows_shape(rows, t))});
+    }
   std::vector<float> sbuf(std::size_t(extent), 1.0f), rbuf(std::size_t(extent), 0.0f);
   TypeCache cache;
 
