@@ -62,7 +62,7 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
 /// meets it: right after the tile's interior was written whole, row by row, from an
 /// image (the scatter's last copy; a compute step leaves its output the same way). One
 /// square tile per side in `sides` and halo in `halos` (stride side + 2 halo), `rounds`
-/// samples each, interleaved. Single-threaded. Rows of operation
+/// consecutive samples each after one untimed. Single-threaded. Rows of operation
 /// perfdb::kComputeMirrorFresh: taps = side, tile = halo x rows of both sides.
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
                                                   int rounds);
