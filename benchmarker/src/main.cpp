@@ -178,13 +178,27 @@ class Measurement {
   std::vector<std::pair<std::string, double>> wall;
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
 
-  // Runs every mode; stops at the first that fails on any rank.
+  // Runs every mode; stops at the first that fails on any rank. With other modes to run,
+  // P-3PC's first pass runs in its turn and its later passes between them: one midway
+  // through compute, the rest at the end (then the disturbed-pass check), so that the
+  // passes meet different seconds of the run (benchmarker/README.md, Passes).
   void run() {
+    spread_ = opt_.repeats > 1 && opt_.modes.size() > 1 &&
+              std::find(opt_.modes.begin(), opt_.modes.end(), tb::Mode::p3pc) != opt_.modes.end();
+    bool ok = true;
     for (tb::Mode mode : opt_.modes) {
       const auto t_mode = std::chrono::steady_clock::now();
-      const bool ok = mode == tb::Mode::compute ? run_compute() : run_pairs(mode);
+      ok = mode == tb::Mode::compute ? run_compute()
+           : mode == tb::Mode::p3pc && spread_ ? p3pc_passes(Step::first)
+                                              : run_pairs(mode);
       if (!ok) break;
-      wall.emplace_back(tb::to_string(mode), seconds_since(t_mode));
+      wall.emplace_back(tb::to_string(mode), seconds_since(t_mode) - later_passes_s_);
+      later_passes_s_ = 0;
+    }
+    if (ok && spread_) {
+      p3pc_passes(Step::rest);
+      for (auto& [mode, s] : wall)
+        if (mode == tb::to_string(tb::Mode::p3pc)) s += p3pc_later_s_;
     }
     bar_.finish();
   }
@@ -222,16 +236,23 @@ class Measurement {
     const double budget = opt_.budget(tb::Mode::compute);
     std::optional<tessera::Team> solo;  // rank 0 alone, for the executor's own fixed cost
     if (!agreed([&] { solo.emplace(session_.team(1)); })) return false;
-    const bool ok = agreed([&] {
+    // The cores rank 0 may use while the other ranks idle, as a lone working rank of the
+    // pipeline gets them (Session::threads_for).
+    const auto threads = tb::thread_counts(tb::usable_cores());
+    // The mode's time, as timed_part gives it, less a P-3PC pass run midway.
+    const double given = budget + carry_;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto compute_s = [&] { return seconds_since(t0) - later_passes_s_; };
+    bool ok = agreed([&] {
       if (!session_.is_root()) return;
       auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
-      // The cores rank 0 may use while the other ranks idle, as a lone working rank
-      // of the pipeline gets them (Session::threads_for).
-      auto threads = tb::thread_counts(tb::usable_cores());
-      timed_part(budget, [&](double given) {
-        const auto t0 = std::chrono::steady_clock::now();
-        data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.65 * given,
-                                       progress_for(budget, "compute"));
+      data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.65 * given,
+                                     progress_for(budget, "compute"));
+    });
+    if (ok && spread_) ok = p3pc_passes(Step::one);
+    ok = ok && agreed([&] {
+      if (!session_.is_root()) return;
+      {
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
@@ -265,13 +286,14 @@ class Measurement {
         }
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
-        const double left = std::max(0.2 * given, given - seconds_since(t0));
+        const double left = std::max(0.2 * given, given - compute_s());
         auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
                                              threads, opt_.rule, left, progress_for(budget, "compute/primitives"));
         data.compute.insert(data.compute.end(), primitives.begin(), primitives.end());
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
-      });
+      }
     });
+    carry_ = std::max(0.0, given - compute_s());
     // A gather phase's own bookkeeping, timed as Program::run times it: every rank runs
     // the one-rank programs (the others idle in them).
     const bool gathers = ok && agreed([&] {
@@ -280,6 +302,49 @@ class Measurement {
     });
     budget_done_ += budget;
     return gathers;
+  }
+
+  // P-3PC spread over the run: the first pass of every pair (Step::first), one more pass
+  // each (Step::one) or the remaining passes and the combined rows (Step::rest). Time
+  // spent after the first pass is added to P-3PC's wall time, not to the mode it
+  // interrupts.
+  enum class Step { first, one, rest };
+  bool p3pc_passes(Step step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double part = opt_.budget(tb::Mode::p3pc) / double(pairs_.size());
+    if (step == Step::first) p3pc_.assign(pairs_.size(), std::nullopt);
+    for (std::size_t i = 0; i < pairs_.size(); ++i) {
+      const auto& p = pairs_[i];
+      const tb::PairComm pair(p);
+      const auto level = p.inter ? pdb::Level::inter : pdb::Level::intra;
+      // Exactly one agreement per pair on every rank, members or not.
+      const bool ok = agreed([&] {
+        if (!pair.member()) return;
+        if (step == Step::first) {
+          auto prog = progress_for(part, std::string("p3pc") + (p.inter ? "/inter" : "/intra"));
+          timed_part(part, [&](double given) {
+            p3pc_[i].emplace(opt_, level, given);
+            p3pc_[i]->next(pair.get(), prog);
+          });
+          return;
+        }
+        if (step == Step::one) {
+          p3pc_[i]->next(pair.get(), [](double) {});
+          return;
+        }
+        while (p3pc_[i]->next(pair.get(), [](double) {})) {
+        }
+        auto rows = p3pc_[i]->finish(pair.get());
+        data.p3pc.insert(data.p3pc.end(), rows.begin(), rows.end());
+      });
+      if (step == Step::first) budget_done_ += part;
+      if (!ok) return false;
+    }
+    if (step != Step::first) {
+      later_passes_s_ += seconds_since(t0);
+      p3pc_later_s_ += seconds_since(t0);
+    }
+    return true;
   }
 
   bool run_pairs(tb::Mode mode) {
@@ -326,6 +391,10 @@ class Measurement {
   tb::ProgressBar bar_;
   double budget_done_ = 0;
   double carry_ = 0;
+  bool spread_ = false;                           // P-3PC's later passes run between the other modes
+  std::vector<std::optional<tb::P3pcPasses>> p3pc_;  // per pair (members only)
+  double later_passes_s_ = 0;                     // wall time of P-3PC passes in the current mode
+  double p3pc_later_s_ = 0;                       // wall time of all P-3PC passes after the first
 };
 
 // Rank 0 stores every record and marks the run complete, or marks it failed.

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "mpi/driver.hpp"
+#include "mpi/modes.hpp"
+#include "options.hpp"
 
 namespace tb = tessera::bench;
 
@@ -138,4 +142,35 @@ TEST(Driver, OvertimeSamplesOnlyTheUnderSampledCellOnBothRanks) {
     EXPECT_EQ(sched.samples(0).size(), 3u);
     EXPECT_EQ(sched.samples(1).size(), 3u);
   }
+}
+
+// P-3PC's passes run one at a time with other work between them (tessera-bench runs its
+// other modes there): every pass is kept, and the budget counts only the passes' own
+// time. The pauses here (1.2 s each) add up to more than the 2 s budget, so a budget
+// read off the wall clock would have dropped the third pass.
+TEST(Driver, P3pcPassesSpreadOverARunKeepEveryPassWithinTheirOwnBudget) {
+  PairComm pair;
+  if (pair.comm == MPI_COMM_NULL) return;
+  int me = 0;
+  MPI_Comm_rank(pair.comm, &me);
+  const char* argv[] = {"tessera-bench", "--quick", "--sizes", "0,1024", "--tile-rows", "none", "--repeats", "3"};
+  const tb::Options o = tb::parse_options(8, argv);
+  tb::P3pcPasses passes(o, tessera::perfdb::Level::intra, 2.0);
+  int more = 0;
+  for (int i = 0; i < 3; ++i) {
+    more += passes.next(pair.comm, [](double) {}) ? 1 : 0;
+    MPI_Barrier(pair.comm);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // another mode
+  }
+  EXPECT_EQ(more, 2);  // true after the first and second pass, false after the third
+  EXPECT_FALSE(passes.next(pair.comm, [](double) {}));
+  const auto rows = passes.finish(pair.comm);
+  if (me != 0) {
+    EXPECT_TRUE(rows.empty());
+    return;
+  }
+  // 3 paths x 4 layouts x the 2 sizes and any midpoints the first pass refined.
+  ASSERT_GE(rows.size(), 24u);
+  EXPECT_EQ(rows.size() % 12, 0u);
+  for (const auto& r : rows) EXPECT_EQ(r.passes, 3) << to_string(r.path) << "," << to_string(r.layout) << " " << r.bytes;
 }

@@ -3,7 +3,9 @@
 // rank 0 times and keeps the results (the peer's return values are empty).
 #include <mpi.h>
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,45 @@ using ProgressFn = std::function<void(double)>;
 /// P-3PC (seed 004 Fig. 8): T_send, T_recv, T_full for cc, cn, nc, nn at the option's
 /// sizes with the paper's noncontiguous layout, midpoints added where linear
 /// interpolation misses, plus the tile-row layouts. Every stored value is a total.
+/// Measured in `--repeats` passes (benchmarker/README.md, Passes), which P3pcPasses lets
+/// a caller spread over a run; run_p3pc runs them back to back.
 std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb::Level level,
                                          double budget_s, const ProgressFn& progress);
+
+/// The passes of one pair's P-3PC measurement, run one at a time, so that other
+/// measurements may run between them: a disturbance of a few seconds then shifts one
+/// pass, which the median over passes removes, instead of all of them. The budget
+/// counts only the time spent in next() and finish(). Every call is collective on the
+/// pair (any communicator of the same two ranks); rank 0 keeps the results.
+class P3pcPasses {
+ public:
+  P3pcPasses(const Options& o, perfdb::Level level, double budget_s);
+  /// Runs the next pass (the first refines the sizes); true if more passes are due.
+  /// False once every pass ran, the budget left no room for another (warning on
+  /// stderr) or a later pass was dropped. Throws if the first pass fails.
+  bool next(MPI_Comm pair, const ProgressFn& progress);
+  /// Measures a disturbed pass again if the budget allows, prints the passes' times and
+  /// returns rank 0's combined rows (empty on the peer). Precondition: a pass ran.
+  std::vector<perfdb::P3pcSample> finish(MPI_Comm pair);
+
+ private:
+  using Rows = std::vector<perfdb::P3pcSample>;
+  struct Segment;
+  double spent_s() const;
+  std::optional<Rows> agreed_pass(MPI_Comm pair, bool first_pass, double aim_s, const ProgressFn& part);
+
+  Options o_, later_;
+  perfdb::Level level_;
+  double budget_s_;
+  int k_;
+  double t_cf_ = 0;
+  std::vector<Rows> passes_;
+  std::string times_;  // each pass's time, for the report on stderr
+  bool done_ = false;
+  double spent_s_ = 0;
+  bool running_ = false;
+  std::chrono::steady_clock::time_point segment_{};
+};
 
 /// log3P / 2log{2,3}P (seeds 000, 002): T_mem, send-to-self and remote round trips,
 /// contiguous and strided, and the derived o_mw(s), l_mw(s, d), o_net(s).

@@ -353,122 +353,154 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
 
 }  // namespace
 
-std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb::Level level,
-                                         double budget_s, const ProgressFn& progress) {
+P3pcPasses::P3pcPasses(const Options& o, perfdb::Level level, double budget_s)
+    : o_(o), later_(o), level_(level), budget_s_(budget_s), k_(std::max(1, o.repeats)) {
+  // Later passes stop a cell at 1/K of the sample counts (at least 3), and at √K times
+  // the relative standard error, since the median of K pass medians has about 1/√K of
+  // one pass's error. The first pass refines the sizes; the others measure exactly
+  // those cells again, so every cell has one median per pass.
+  later_.rule.min_samples = std::max(kMinUsableSamples, (o.rule.min_samples + k_ - 1) / k_);
+  later_.rule.max_samples = std::max(later_.rule.min_samples, (o.rule.max_samples + k_ - 1) / k_);
+  later_.rule.target_rse = o.rule.target_rse * std::sqrt(double(k_));
+  later_.refine_depth = 0;
+  // The cells are warm from the first pass (and each burst's first repetition is untimed).
+  later_.rule.warmup = 0;
+  // --quick repeats only the paper-shape cells, the ones the quality is judged on: the
+  // library-shaped ones (up to 8 MB each) would double a repeat pass's time, and they
+  // keep their one-pass median (passes = 1, no spread), as before --repeats.
+  if (o.quick) later_.tile_rows.clear();
+}
+
+double P3pcPasses::spent_s() const { return spent_s_ + (running_ ? seconds_since(segment_) : 0.0); }
+
+// Time counts only while a pass runs: passes spread over a run (tessera-bench runs the
+// later ones between its other measurements) share the budget, not the wall clock.
+struct P3pcPasses::Segment {
+  P3pcPasses& p;
+  explicit Segment(P3pcPasses& passes) : p(passes) {
+    p.segment_ = Clock::now();
+    p.running_ = true;
+  }
+  ~Segment() {
+    p.spent_s_ += seconds_since(p.segment_);
+    p.running_ = false;
+  }
+};
+
+// Rank 0 may fail a pass (too few samples, interrupted); the peer must learn it before
+// it waits for the next pass's rounds. The error itself is rethrown on rank 0 only. A
+// later pass that runs short of time is dropped (the cells keep the passes they have);
+// the first must succeed.
+std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool first_pass, double aim_s,
+                                                         const ProgressFn& part) {
+  Pass p;
+  std::exception_ptr error;
+  int failed = 0;  // 1: an error; 2: a later pass ran short
+  try {
+    // The first pass: overtime for under-sampled cells up to kOvertimeFactor x the
+    // mode's budget (it starts with the mode). A later pass stops at the budget.
+    const double left = budget_s_ - spent_s();
+    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, kOvertimeFactor * budget_s_}, part)
+                   : measure_pass(pair, later_, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
+  } catch (const ShortPass& e) {
+    failed = first_pass ? 1 : 2;
+    if (first_pass)
+      error = std::current_exception();
+    else
+      std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: a repeat pass was dropped (%s)\n",
+                   std::string(perfdb::to_string(level_)).c_str(), e.what());
+  } catch (...) {
+    failed = 1;
+    error = std::current_exception();
+  }
+  MPI_Bcast(&failed, 1, MPI_INT, 0, pair);
+  if (error) std::rethrow_exception(error);
+  if (failed == 1) throw Error("P-3PC pass failed on the timing rank");
+  if (failed == 2) return std::nullopt;
   int me = 0;
   MPI_Comm_rank(pair, &me);
-  const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  const int k = std::max(1, o.repeats);
-  const double share = budget_s / k;
+  if (first_pass && me == 0) {  // the peer learns each later pass's cells from rank 0's jobs
+    later_.sizes_floats = p.sizes;
+    t_cf_ = p.t_cf;
+  }
+  return std::move(p.rows);
+}
+
+bool P3pcPasses::next(MPI_Comm pair, const ProgressFn& progress) {
+  if (done_ || int(passes_.size()) >= k_) return false;
+  int me = 0;
+  MPI_Comm_rank(pair, &me);
+  Segment segment(*this);
+  const int i = int(passes_.size());
+  // A later pass starts only while the budget lasts (it stops at the budget, finishing
+  // its round, and keeps the cells it has samples of): on a loaded machine or a slow
+  // link (an emulated 1 Gbit/s cluster) every cell's minimum of 3 samples per pass may
+  // not fit K times. Rank 0 decides.
+  if (i > 0) {
+    int go = me == 0 && spent_s() < budget_s_ ? 1 : 0;
+    MPI_Bcast(&go, 1, MPI_INT, 0, pair);
+    if (!go) {
+      if (me == 0)
+        std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: %d of %d passes fit the time budget of %.1f s (raise --max-seconds)\n",
+                     std::string(perfdb::to_string(level_)).c_str(), i, k_, budget_s_);
+      done_ = true;
+      return false;
+    }
+  }
+  auto part = [&, i](double f) { progress((i + std::min(1.0, f)) / k_); };
   // The first pass is the measurement one pass was before --repeats (same stop rule),
   // aiming at half the budget (all of it with one pass), and may run on to
   // kOvertimeFactor x the whole budget, visiting only the cells short of 3 samples, so a
   // busy machine or a slow link gives a slower run rather than a failed one. Later passes
   // share the rest and stop at the budget, keeping the cells they have samples of.
-  const double first_share = k > 1 ? budget_s / 2 : budget_s;
-  double t_cf = 0;
-  // Later passes stop a cell at 1/K of the sample counts (at least 3), and at √K times
-  // the relative standard error, since the median of K pass medians has about 1/√K of
-  // one pass's error. The first pass refines the sizes; the others measure exactly
-  // those cells again, so every cell has one median per pass.
-  const Options& first = o;
-  Options later = o;
-  later.rule.min_samples = std::max(kMinUsableSamples, (o.rule.min_samples + k - 1) / k);
-  later.rule.max_samples = std::max(later.rule.min_samples, (o.rule.max_samples + k - 1) / k);
-  later.rule.target_rse = o.rule.target_rse * std::sqrt(double(k));
-  later.refine_depth = 0;
-  // The cells are warm from the first pass (and each burst's first repetition is untimed).
-  later.rule.warmup = 0;
-  // --quick repeats only the paper-shape cells, the ones the quality is judged on: the
-  // library-shaped ones (up to 8 MB each) would double a repeat pass's time, and they
-  // keep their one-pass median (passes = 1, no spread), as before --repeats.
-  if (o.quick) later.tile_rows.clear();
-  // Rank 0 may fail a pass (too few samples, interrupted); the peer must learn it before
-  // it waits for the next pass's rounds. The error itself is rethrown on rank 0 only.
-  // A later pass that runs short of time is dropped (the cells keep the passes they
-  // have); the first must succeed.
-  auto agreed_pass = [&](const Options& opt, const ProgressFn& part, bool first_pass,
-                         double aim_s) -> std::optional<Pass> {
-    Pass p;
-    std::exception_ptr error;
-    int failed = 0;  // 1: an error; 2: a later pass ran short
-    try {
-      // The first pass: overtime for under-sampled cells up to kOvertimeFactor x the
-      // mode's budget (it starts with the mode). A later pass stops at the budget.
-      const double left = budget_s - elapsed();
-      p = first_pass ? measure_pass(pair, opt, level, {aim_s, kOvertimeFactor * budget_s}, part)
-                     : measure_pass(pair, opt, level, {aim_s, std::max(aim_s, left)}, part, t_cf);
-    } catch (const ShortPass& e) {
-      failed = first_pass ? 1 : 2;
-      if (first_pass)
-        error = std::current_exception();
-      else
-        std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: a repeat pass was dropped (%s)\n",
-                     std::string(perfdb::to_string(level)).c_str(), e.what());
-    } catch (...) {
-      failed = 1;
-      error = std::current_exception();
-    }
-    MPI_Bcast(&failed, 1, MPI_INT, 0, pair);
-    if (error) std::rethrow_exception(error);
-    if (failed == 1) throw Error("P-3PC pass failed on the timing rank");
-    if (failed == 2) return std::nullopt;
-    return p;
-  };
-  // A later pass starts only while the budget lasts (it stops at the budget, finishing
-  // its round, and keeps the cells it has samples of): on a loaded machine or a slow link (an
-  // emulated 1 Gbit/s cluster) every cell's minimum of 3 samples per pass may not fit K
-  // times. Rank 0 decides.
-  auto another_fits = [&](int) {
-    int go = me == 0 && elapsed() < budget_s ? 1 : 0;
-    MPI_Bcast(&go, 1, MPI_INT, 0, pair);
-    return go == 1;
-  };
-  std::vector<std::vector<perfdb::P3pcSample>> passes;
-  std::string times;  // each pass's wall time, for the report on stderr
-  for (int i = 0; i < k; ++i) {
-    if (i > 0 && !another_fits(i)) {
-      if (me == 0)
-        std::fprintf(stderr, "tessera-bench: warning: %s P-3PC: %d of %d passes fit the time budget of %.1f s (raise --max-seconds)\n",
-                     std::string(perfdb::to_string(level)).c_str(), i, k, budget_s);
-      break;
-    }
-    auto part = [&, i](double f) { progress((i + std::min(1.0, f)) / k); };
-    const double t0 = elapsed();
-    const double aim = i == 0 ? first_share : (budget_s - t0) / (k - i);
-    auto p = agreed_pass(i == 0 ? first : later, part, i == 0, aim);
-    if (!p) break;
-    char t[32];
-    std::snprintf(t, sizeof t, "%s%.1f", times.empty() ? "" : ", ", elapsed() - t0);
-    times += t;
-    if (i == 0 && me == 0) {
-      later.sizes_floats = p->sizes;
-      t_cf = p->t_cf;
-    }
-    passes.push_back(std::move(p->rows));
+  const double t0 = spent_s();
+  const double aim = i == 0 ? (k_ > 1 ? budget_s_ / 2 : budget_s_) : (budget_s_ - t0) / (k_ - i);
+  auto rows = agreed_pass(pair, i == 0, aim, part);
+  if (!rows) {
+    done_ = true;
+    return false;
   }
+  char t[32];
+  std::snprintf(t, sizeof t, "%s%.1f", times_.empty() ? "" : ", ", spent_s() - t0);
+  times_ += t;
+  passes_.push_back(std::move(*rows));
+  return int(passes_.size()) < k_;
+}
+
+std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
+  if (passes_.empty()) throw Error("P-3PC: finish before the first pass");
+  int me = 0;
+  MPI_Comm_rank(pair, &me);
+  Segment segment(*this);
   // A pass whose cells sit systematically off the others' medians (a neighbour's build
   // started, the VM was descheduled) is measured once more if the budget still has a
   // pass's share left. Rank 0 decides; the peer follows.
   int again = -1;
-  if (me == 0 && passes.size() >= 3 && budget_s - elapsed() >= share) {
-    const auto bad = perfdb::disturbed_passes(passes);
+  if (me == 0 && passes_.size() >= 3 && budget_s_ - spent_s() >= budget_s_ / k_) {
+    const auto bad = perfdb::disturbed_passes(passes_);
     if (!bad.empty()) again = int(bad.front());
   }
   MPI_Bcast(&again, 1, MPI_INT, 0, pair);
   if (again >= 0) {
-    auto p = agreed_pass(later, [](double) {}, false, share);
+    auto p = agreed_pass(pair, false, budget_s_ / k_, [](double) {});
     if (p && me == 0) {
       std::fprintf(stderr, "tessera-bench: P-3PC pass %d of %d deviated from the others; measured it again\n",
-                   again + 1, k);
-      passes[std::size_t(again)] = std::move(p->rows);
+                   again + 1, k_);
+      passes_[std::size_t(again)] = std::move(*p);
     }
   }
   if (me != 0) return {};
   std::fprintf(stderr, "tessera-bench: %s P-3PC: %zu pass(es) of %d in %.1f s (%s s)\n",
-               std::string(perfdb::to_string(level)).c_str(), passes.size(), k, elapsed(), times.c_str());
-  return perfdb::combine_passes(passes);
+               std::string(perfdb::to_string(level_)).c_str(), passes_.size(), k_, spent_s(), times_.c_str());
+  return perfdb::combine_passes(passes_);
+}
+
+std::vector<perfdb::P3pcSample> run_p3pc(MPI_Comm pair, const Options& o, perfdb::Level level,
+                                         double budget_s, const ProgressFn& progress) {
+  P3pcPasses passes(o, level, budget_s);
+  while (passes.next(pair, progress)) {
+  }
+  return passes.finish(pair);
 }
 
 }  // namespace tessera::bench
