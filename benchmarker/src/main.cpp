@@ -188,12 +188,12 @@ class Measurement {
     bool ok = true;
     for (tb::Mode mode : opt_.modes) {
       const auto t_mode = std::chrono::steady_clock::now();
+      const double later_before = p3pc_later_s_;
       ok = mode == tb::Mode::compute ? run_compute()
            : mode == tb::Mode::p3pc && spread_ ? p3pc_passes(Step::first)
                                               : run_pairs(mode);
       if (!ok) break;
-      wall.emplace_back(tb::to_string(mode), seconds_since(t_mode) - later_passes_s_);
-      later_passes_s_ = 0;
+      wall.emplace_back(tb::to_string(mode), seconds_since(t_mode) - (p3pc_later_s_ - later_before));
     }
     if (ok && spread_) {
       p3pc_passes(Step::rest);
@@ -242,7 +242,8 @@ class Measurement {
     // The mode's time, as timed_part gives it, less a P-3PC pass run midway.
     const double given = budget + carry_;
     const auto t0 = std::chrono::steady_clock::now();
-    auto compute_s = [&] { return seconds_since(t0) - later_passes_s_; };
+    const double later_before = p3pc_later_s_;
+    auto compute_s = [&] { return seconds_since(t0) - (p3pc_later_s_ - later_before); };
     bool ok = agreed([&] {
       if (!session_.is_root()) return;
       auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
@@ -340,10 +341,7 @@ class Measurement {
       if (step == Step::first) budget_done_ += part;
       if (!ok) return false;
     }
-    if (step != Step::first) {
-      later_passes_s_ += seconds_since(t0);
-      p3pc_later_s_ += seconds_since(t0);
-    }
+    if (step != Step::first) p3pc_later_s_ += seconds_since(t0);
     return true;
   }
 
@@ -393,7 +391,6 @@ class Measurement {
   double carry_ = 0;
   bool spread_ = false;                           // P-3PC's later passes run between the other modes
   std::vector<std::optional<tb::P3pcPasses>> p3pc_;  // per pair (members only)
-  double later_passes_s_ = 0;                     // wall time of P-3PC passes in the current mode
   double p3pc_later_s_ = 0;                       // wall time of all P-3PC passes after the first
 };
 

@@ -56,9 +56,8 @@ class P3pcPasses {
   std::vector<Rows> passes_;
   std::string times_;  // each pass's time, for the report on stderr
   bool done_ = false;
-  double spent_s_ = 0;
-  bool running_ = false;
-  std::chrono::steady_clock::time_point segment_{};
+  double spent_s_ = 0;                               // time of the segments that ended
+  std::chrono::steady_clock::time_point segment_{};  // start of the running segment
 };
 
 /// log3P / 2log{2,3}P (seeds 000, 002): T_mem, send-to-self and remote round trips,

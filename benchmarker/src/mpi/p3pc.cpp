@@ -371,20 +371,15 @@ P3pcPasses::P3pcPasses(const Options& o, perfdb::Level level, double budget_s)
   if (o.quick) later_.tile_rows.clear();
 }
 
-double P3pcPasses::spent_s() const { return spent_s_ + (running_ ? seconds_since(segment_) : 0.0); }
+// Only called within a Segment (next, finish).
+double P3pcPasses::spent_s() const { return spent_s_ + seconds_since(segment_); }
 
 // Time counts only while a pass runs: passes spread over a run (tessera-bench runs the
 // later ones between its other measurements) share the budget, not the wall clock.
 struct P3pcPasses::Segment {
   P3pcPasses& p;
-  explicit Segment(P3pcPasses& passes) : p(passes) {
-    p.segment_ = Clock::now();
-    p.running_ = true;
-  }
-  ~Segment() {
-    p.spent_s_ += seconds_since(p.segment_);
-    p.running_ = false;
-  }
+  explicit Segment(P3pcPasses& passes) : p(passes) { p.segment_ = Clock::now(); }
+  ~Segment() { p.spent_s_ += seconds_since(p.segment_); }
 };
 
 // Rank 0 may fail a pass (too few samples, interrupted); the peer must learn it before
