@@ -6,12 +6,15 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
@@ -37,7 +40,7 @@ struct Options {
   tessera::cli::PlanOptions plan;  // --plan, --grid, --scatter, --gather, --exchange
   std::string model = "p3pc";
   tessera::cli::DatabaseOptions database;
-  bool help = false, version = false;
+  bool help = false, version = false, step_times = false;
   int bench = 0, warmup = 1, width = 0, height = 0;
 };
 
@@ -67,7 +70,11 @@ po::options_description describe_options(Options& o) {
       "in memory (no file I/O) and print a JSON summary as the last line of stdout")(
       "width", po::value<int>(&o.width), "benchmark image width (pixels)")(
       "height", po::value<int>(&o.height), "benchmark image height (pixels)")(
-      "warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "benchmark runs before timing starts");
+      "warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "benchmark runs before timing starts")(
+      "step-times", po::bool_switch(&o.step_times),
+      "with --bench: also time every step of the scatter, exchange and gather plans and\n"
+      "print, rank by rank on stderr, each step's median [quartiles] over the timed runs\n"
+      "(set them beside the scheduler's steps: tessera-plan --timeline)");
   tessera::cli::add_model_option(d, o.model, "for --plan auto");
   tessera::cli::add_database_options(d, o.database);
   return d;
@@ -167,6 +174,32 @@ tessera::Plan auto_plan(const tessera::Session& session, const Options& o, int w
   return tessera::parse_plan(session.broadcast(text));
 }
 
+// --step-times: each rank in turn prints its plans' steps, median [quartiles] in µs
+// over the timed runs (ranks beyond the plan ran none and print nothing).
+void print_step_times(const tessera::Session& session, const std::map<std::string, tessera::StepSeconds>& steps,
+                      int runs) {
+  for (int r = 0; r < session.size(); ++r) {
+    session.barrier();
+    if (r != session.rank() || steps.empty()) continue;
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2) << "tessera-gauss: steps on rank " << r << ", median [q1-q3] of "
+        << runs << " runs (µs):\n";
+    for (const auto& [name, times] : steps) {
+      out << "  " << name << " (" << times.runs.size() << " runs of the plan)\n";
+      for (std::size_t k = 0; k < times.steps.size(); ++k) {
+        std::vector<double> us;
+        for (const auto& run : times.runs)
+          if (k < run.size()) us.push_back(run[k] * 1e6);
+        if (us.empty()) continue;
+        out << "    " << k << " " << times.steps[k] << ": " << tessera::stats::median(us) << " ["
+            << tessera::stats::quantile(us, 0.25) << "-" << tessera::stats::quantile(us, 0.75) << "]\n";
+      }
+    }
+    std::cerr << out.str() << std::flush;
+  }
+  session.barrier();
+}
+
 // Times the pipeline from scatter to gather (everything a user waits for except
 // file I/O) on an image made in memory on the root.
 int run_bench(const tessera::Session& session, const Options& o, const tessera::Plan& plan) {
@@ -183,15 +216,18 @@ int run_bench(const tessera::Session& session, const Options& o, const tessera::
   std::vector<tessera::PhaseSeconds> runs;
   tessera::PhaseSeconds first_run;
   double first_run_mapped = 0;
+  std::map<std::string, tessera::StepSeconds> steps;  // --step-times: the timed runs'
   for (int i = 0; i < o.warmup + o.bench; ++i) {
     tessera::PhaseSeconds t;
     const std::size_t mapped_before = tessera::image_bytes_mapped();
-    session.agree([&] { program.run(session, image, plan, &t); });
+    auto* traced = o.step_times && i >= o.warmup ? &steps : nullptr;
+    session.agree([&] { program.run(session, image, plan, &t, traced); });
     if (i == 0) first_run = t, first_run_mapped = double(tessera::image_bytes_mapped() - mapped_before);
     if (i >= o.warmup) runs.push_back(t);
     if (session.is_root())
       std::cerr << "run " << i + 1 << (i < o.warmup ? " (warm-up)" : "") << ": " << t.total << " s\n";
   }
+  if (o.step_times) print_step_times(session, steps, o.bench);
   const auto rss = session.gather_values(tessera::Session::peak_rss_bytes());
   // The first run maps the buffers later runs take from the pool again.
   const auto mapped = session.gather_values(first_run_mapped);
@@ -250,6 +286,7 @@ bool parse_options(const tessera::Session& session, int argc, char** argv, Optio
         throw tessera::InvalidArgument("--bench needs --width and --height >= 1");
       if (o.warmup < 0) throw tessera::InvalidArgument("--warmup must be >= 0");
     } else {
+      if (o.step_times) throw tessera::InvalidArgument("--step-times needs --bench");
       if (o.input.empty()) throw tessera::InvalidArgument("--input is required (see --help)");
       if (o.output.empty()) throw tessera::InvalidArgument("--output is required (see --help)");
     }

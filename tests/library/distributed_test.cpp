@@ -170,6 +170,76 @@ TEST(Distributed, TheExecutorRunsThePlanTheSchedulerPrices) {
     EXPECT_TRUE(same(BorderExchange(team, part, halo, a).plan(), exchange_plan(a, part, halo)));
 }
 
+TEST(Distributed, TracedPlansTimeEveryStepOfEveryRunAndNameIt) {
+  // One row per run (an exchange's begin() and end() are one run), one time per step of
+  // this rank's program, each >= 0; named steps; no row once tracing stops; the data
+  // still arrive bit for bit.
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const int w = 97, h = 61;
+  const Halo halo{3, 2};
+  const Image img = coordinate_image(w, h);
+  const Partition part(w, h, grids_for(s.size()).back());
+  ASSERT_TRUE(infeasibility(part, halo).empty());
+  const std::size_t rank = std::size_t(s.rank());
+  auto expect_rows = [&](const StepSeconds& t, const CommPlan& plan, std::size_t runs, const char* what) {
+    const std::size_t steps = plan.ranks[rank].size();
+    ASSERT_EQ(t.runs.size(), runs) << what;
+    ASSERT_EQ(t.steps.size(), steps) << what;
+    for (const auto& name : t.steps) EXPECT_FALSE(name.empty()) << what;
+    for (const auto& row : t.runs) {
+      ASSERT_EQ(row.size(), steps) << what;
+      for (double sec : row) EXPECT_GE(sec, 0.0) << what;
+    }
+  };
+  for (ScatterAlgorithm sa : kScatterAlgorithms)
+    for (GatherAlgorithm ga : kGatherAlgorithms)
+      for (ExchangeAlgorithm ea : kExchangeAlgorithms) {
+        Scatter scatter(team, part, halo, sa);
+        BorderExchange exchange(team, part, halo, ea);
+        Gather gather(team, part, ga);
+        StepSeconds ts, te, tg;
+        scatter.time_steps(&ts);
+        exchange.time_steps(&te);
+        gather.time_steps(&tg);
+        for (int run = 0; run < 3; ++run) {
+          if (run == 2) {  // stopped: the third run leaves no row
+            scatter.time_steps(nullptr);
+            exchange.time_steps(nullptr);
+            gather.time_steps(nullptr);
+          }
+          Tile tile = scatter.run(img);
+          if (run == 0) {
+            exchange.run(tile);
+          } else {
+            exchange.begin(tile);
+            exchange.end();
+          }
+          Image back;
+          if (s.is_root()) back = Image(w, h);
+          gather.run(tile.interior(), back);
+          if (s.is_root()) {
+            EXPECT_TRUE(bit_equal(back, img));
+          }
+        }
+        expect_rows(ts, scatter.plan(), 2, "scatter");
+        expect_rows(te, exchange.plan(), 2, "exchange");
+        expect_rows(tg, gather.plan(), 2, "gather");
+      }
+  // A send names its bytes and peer.
+  const Partition two(8, 4, Grid{1, 2});
+  if (s.size() == 2) {
+    Scatter scatter(team, two, Halo{}, ScatterAlgorithm::oft);
+    StepSeconds t;
+    scatter.time_steps(&t);
+    (void)scatter.run(random_image(8, 4, 3));
+    if (s.is_root()) {
+      ASSERT_FALSE(t.steps.empty());
+      EXPECT_EQ(t.steps.front(), "send 64 B to 1");
+    }
+  }
+}
+
 TEST(Distributed, DerivativesBitIdenticalToOneProcess) {
   const auto& s = session();
   const Team team = s.team(s.size());

@@ -482,6 +482,50 @@ TEST(Program, RunsCommunicateExactlyAsDescribed) {
   expect_run_matches_description(p, random_image(kW, kH, 10), "reductions");
 }
 
+TEST(Program, TracedRunsNameEachPlanAndTimeEachOfItsSteps) {
+  // Every plan a run executes appends one row per execution under its name: the scatter
+  // and the gather once per run, the exchange once per image it exchanges; a program
+  // without image outputs gathers nothing and has no gather entry. Idle ranks: none.
+  const Session& s = session();
+  GaussianOptions g;
+  g.sigma = 1.0;
+  const Program gauss = apps::gauss_program(g);
+  const Image image = random_image(kW, kH, 12);
+  const Plan plan{grids_for(s.size()).back(), ScatterAlgorithm::sbt, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const Halo halo = gauss.halo();
+  std::map<std::string, StepSeconds> steps;
+  const int runs = 3;
+  for (int k = 0; k < runs; ++k) (void)gauss.run(s, image, plan, nullptr, &steps);
+  const ProgramDescription d = gauss.describe(kW, kH);
+  int exchanges = 0, gathers = 0;
+  for (const auto& step : d.steps) {
+    exchanges += step.kind == ProgramStep::Kind::exchange ? step.images : 0;
+    gathers += step.kind == ProgramStep::Kind::gather ? step.images : 0;
+  }
+  const std::string exchange =
+      "exchange nonblocking halo " + std::to_string(halo.x) + "x" + std::to_string(halo.y);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps.at("scatter sbt").runs.size(), std::size_t(runs));
+  EXPECT_EQ(steps.at(exchange).runs.size(), std::size_t(runs * exchanges));
+  EXPECT_EQ(steps.at("gather oft").runs.size(), std::size_t(runs * gathers));
+  for (const auto& [name, t] : steps)
+    for (const auto& row : t.runs) EXPECT_EQ(row.size(), t.steps.size()) << name;
+
+  Program sums;
+  sums.output("s", sum(sums.input()));
+  std::map<std::string, StepSeconds> scalar_only;
+  (void)sums.run(s, image, plan, nullptr, &scalar_only);
+  EXPECT_EQ(scalar_only.count("gather oft"), 0u);
+  EXPECT_EQ(scalar_only.count("scatter sbt"), 1u);
+
+  if (s.size() > 1) {  // a one-rank plan leaves the other ranks idle: nothing traced there
+    const Plan one{Grid{1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+    std::map<std::string, StepSeconds> idle;
+    (void)gauss.run(s, image, one, nullptr, &idle);
+    EXPECT_EQ(idle.empty(), s.rank() != 0);
+  }
+}
+
 // The first run of a program maps exactly the buffers the scheduler prices the first
 // run's page faults from (scheduler::first_run_mapped: the description's buffers and
 // the communication plans' scratch through the pool's own policy), on every rank of

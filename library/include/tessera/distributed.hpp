@@ -10,6 +10,7 @@
 #include "tessera/image.hpp"
 #include "tessera/names.hpp"
 #include "tessera/partition.hpp"
+#include "tessera/phases.hpp"
 #include "tessera/session.hpp"
 
 namespace tessera {
@@ -43,6 +44,7 @@ namespace detail {
 struct Prepared;  // a plan's steps for one rank with their datatypes (src/mpi)
 }
 
+
 /// A scatter of `partition` from the root with `algorithm`: built once, run many times.
 /// Construction is local (no messages). Precondition: team.size() == partition.procs().
 class Scatter {
@@ -54,6 +56,8 @@ class Scatter {
   /// Collective over the team.
   Tile run(const Image& image) const;
   const CommPlan& plan() const;
+  /// Appends each later run's step times to `record` (nullptr: stop). Local.
+  void time_steps(StepSeconds* record);
 
  private:
   const Team* team_;
@@ -81,6 +85,9 @@ class BorderExchange {
     end();
   }
   const CommPlan& plan() const;
+  /// Appends each later run's step times to `record` (nullptr: stop); a run is
+  /// begin() and end(). Local.
+  void time_steps(StepSeconds* record);
 
  private:
   const Team* team_;
@@ -101,6 +108,8 @@ class Gather {
   /// already is its tile inside `whole`, nothing is copied for it. Collective over the team.
   void run(ConstView local, Image& whole) const;
   const CommPlan& plan() const;
+  /// Appends each later run's step times to `record` (nullptr: stop). Local.
+  void time_steps(StepSeconds* record);
 
  private:
   const Team* team_;

@@ -107,9 +107,12 @@ class Program {
   /// Runs the program on `image` (used on the root only) with `plan`. Ranks >=
   /// plan.procs() idle. Throws InfeasiblePlan (on every rank) if the plan does not fit
   /// the session or the image. With `times`, phases are separated by barriers and
-  /// timed (scatter; exchange; compute incl. reductions; gather). Collective.
+  /// timed (scatter; exchange; compute incl. reductions; gather). With `steps`, each
+  /// communication plan the run executes appends its steps' times on this rank (a
+  /// tracing aid, StepSeconds) under its name: "scatter ALG", "exchange ALG halo XxY",
+  /// "gather ALG". Collective.
   ProgramResults run(const Session& session, const Image& image, const Plan& plan,
-                     PhaseSeconds* times = nullptr) const;
+                     PhaseSeconds* times = nullptr, std::map<std::string, StepSeconds>* steps = nullptr) const;
 
   const std::shared_ptr<detail::Graph>& graph() const { return graph_; }
 

@@ -4,6 +4,7 @@
 #include "tessera/distributed.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "comm.hpp"
 #include "tessera/error.hpp"
@@ -38,6 +39,7 @@ struct Prepared {
   int tag_base = 0;
   std::vector<PreparedStep> steps;
   std::vector<MPI_Request> requests;  // posted, not yet waited for
+  StepSeconds* record = nullptr;      // step times, when traced
 };
 
 }  // namespace detail
@@ -247,10 +249,39 @@ void collective_step(const Comm& c, const Prepared& p, Buffers& b) {
           "MPI_Alltoallw");
 }
 
+// A step as StepSeconds names it.
+std::string step_name(const CommStep& s, const Partition& part) {
+  const std::string bytes = std::to_string(floats_of(s, part) * sizeof(float)) + " B";
+  const std::string posted = s.posted ? " (posted)" : "";
+  switch (s.kind) {
+    case StepKind::send: return "send " + bytes + " to " + std::to_string(s.peer) + posted;
+    case StepKind::recv: return "recv " + bytes + " from " + std::to_string(s.peer) + posted;
+    case StepKind::wait: return "wait";
+    case StepKind::copy: return "copy " + bytes;
+    case StepKind::mirror: return std::string("mirror ") + (s.axis == 0 ? "x" : "y");
+    case StepKind::collective: return "MPI collective";
+  }
+  return "?";
+}
+
+void trace_into(Prepared& p, StepSeconds* record) {
+  p.record = record;
+  if (record && record->steps.empty())
+    for (const PreparedStep& ps : p.steps) record->steps.push_back(step_name(ps.step, p.plan.partition));
+}
+
+// A new run of a traced plan: its steps' times go to a new row.
+void start_run(Prepared& p) {
+  if (p.record) p.record->runs.emplace_back();
+}
+
 // Runs steps [from, to) of this rank's program; returns the index it stopped at.
 std::size_t run_steps(const Comm& c, Prepared& p, Buffers& b, std::size_t from, std::size_t to) {
+  // A run's first call opened its row (start_run).
+  std::vector<double>* times = p.record && !p.record->runs.empty() ? &p.record->runs.back() : nullptr;
   std::size_t i = from;
   for (; i < to; ++i) {
+    const double started = times ? MPI_Wtime() : 0.0;
     PreparedStep& ps = p.steps[i];
     const CommStep& s = ps.step;
     const int tag = p.tag_base + s.tag;
@@ -292,6 +323,7 @@ std::size_t run_steps(const Comm& c, Prepared& p, Buffers& b, std::size_t from, 
         collective_step(c, p, b);
         break;
     }
+    if (times) times->push_back(MPI_Wtime() - started);
   }
   return i;
 }
@@ -312,6 +344,7 @@ Scatter::Scatter(const Team& team, const Partition& partition, Halo halo, Scatte
 Scatter::~Scatter() = default;
 Scatter::Scatter(Scatter&&) noexcept = default;
 const CommPlan& Scatter::plan() const { return prepared_->plan; }
+void Scatter::time_steps(StepSeconds* record) { trace_into(*prepared_, record); }
 
 Tile Scatter::run(const Image& image) const {
   const CommPlan& plan = prepared_->plan;
@@ -319,6 +352,7 @@ Tile Scatter::run(const Image& image) const {
   Buffers b;
   b.image = const_cast<float*>(image.data());  // read only: the root's scatter sends from it
   b.tile = tile.data();
+  start_run(*prepared_);
   run_steps(team_->comm(), *prepared_, b, 0, prepared_->steps.size());
   return tile;
 }
@@ -332,6 +366,7 @@ BorderExchange::BorderExchange(const Team& team, const Partition& partition, Hal
 BorderExchange::~BorderExchange() = default;
 BorderExchange::BorderExchange(BorderExchange&&) noexcept = default;
 const CommPlan& BorderExchange::plan() const { return prepared_->plan; }
+void BorderExchange::time_steps(StepSeconds* record) { trace_into(*prepared_, record); }
 
 void BorderExchange::begin(Tile& tile) {
   const CommPlan& plan = prepared_->plan;
@@ -346,6 +381,7 @@ void BorderExchange::begin(Tile& tile) {
   const auto& steps = prepared_->steps;
   std::size_t first_wait = 0;
   while (first_wait < steps.size() && steps[first_wait].step.kind != StepKind::wait) ++first_wait;
+  start_run(*prepared_);
   next_ = run_steps(team_->comm(), *prepared_, b, 0, first_wait);
 }
 
@@ -366,6 +402,7 @@ Gather::Gather(const Team& team, const Partition& partition, GatherAlgorithm alg
 Gather::~Gather() = default;
 Gather::Gather(Gather&&) noexcept = default;
 const CommPlan& Gather::plan() const { return prepared_->plan; }
+void Gather::time_steps(StepSeconds* record) { trace_into(*prepared_, record); }
 
 void Gather::run(ConstView local, Image& whole) const {
   const Partition& p = prepared_->plan.partition;
@@ -394,6 +431,7 @@ void Gather::run(ConstView local, Image& whole) const {
     if (local.data != in_image.data || local.stride != in_image.stride)
       for (int y = 0; y < t.height; ++y) std::copy_n(local.row(y), t.width, in_image.row(y));
   }
+  start_run(*prepared_);
   run_steps(team_->comm(), *prepared_, b, 0, prepared_->steps.size());
 }
 

@@ -56,6 +56,7 @@ struct Run {
   // it gathers into: no tile for it, and no copy of its part at the gather.
   std::vector<Image> direct;
   std::vector<View> views;  // every computed node's w x h interior
+  std::map<std::string, StepSeconds>* step_times = nullptr;  // traced plans, by name
 
   bool computes_direct(int node) const {
     return team.rank() == 0 && l.direct[std::size_t(node)];
@@ -85,7 +86,12 @@ struct Run {
   BorderExchange& exchange_for(Halo h) {
     auto key = std::pair(h.x, h.y);
     auto it = exchanges.find(key);
-    if (it == exchanges.end()) it = exchanges.emplace(key, BorderExchange(team, partition, h, plan.exchange)).first;
+    if (it == exchanges.end()) {
+      it = exchanges.emplace(key, BorderExchange(team, partition, h, plan.exchange)).first;
+      if (step_times)
+        it->second.time_steps(&(*step_times)["exchange " + std::string(to_string(plan.exchange)) + " halo " +
+                                             std::to_string(h.x) + "x" + std::to_string(h.y)]);
+    }
     return it->second;
   }
 
@@ -205,8 +211,8 @@ struct Run {
 
 }  // namespace
 
-ProgramResults Program::run(const Session& session, const Image& image, const Plan& plan,
-                            PhaseSeconds* times) const {
+ProgramResults Program::run(const Session& session, const Image& image, const Plan& plan, PhaseSeconds* times,
+                            std::map<std::string, StepSeconds>* steps) const {
   const detail::Comm& world = session.comm();
   int size[2] = {image.width(), image.height()};
   detail::check(MPI_Bcast(size, 2, MPI_INT, 0, world.comm), "MPI_Bcast");
@@ -230,9 +236,14 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
     Run run{g, l, team, partition, plan, std::vector<std::optional<Tile>>(g.nodes.size()), scalars, known, {}, nullptr,
             std::vector<Image>(g.nodes.size()), std::vector<View>(g.nodes.size())};
     run.trace = &results.communication;
+    run.step_times = steps;
     // Built before the clock starts: plans and datatypes are set up once per run.
-    const Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
-    const Gather gather(team, partition, plan.gather);
+    Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
+    Gather gather(team, partition, plan.gather);
+    if (steps) {
+      scatter.time_steps(&(*steps)["scatter " + std::string(to_string(plan.scatter))]);
+      gather.time_steps(&(*steps)["gather " + std::string(to_string(plan.gather))]);
+    }
     for (const Stage& st : l.stages)
       if (st.kind == Stage::Kind::exchange) run.exchange_for(st.halo);
 
@@ -316,6 +327,8 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
       phase(times && slot ? &(times->*slot) : nullptr);
     }
     if (times) times->total = mark - t0;
+    // A plan this run built but never ran (no image output: no gather) leaves no entry.
+    if (steps) std::erase_if(*steps, [](const auto& named) { return named.second.runs.empty(); });
     for (const auto& o : g.outputs)
       if (!o.value.image) results.scalars[o.name] = run.scalar(o.value.id);
   } else {
