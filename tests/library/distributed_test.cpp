@@ -226,6 +226,18 @@ TEST(Distributed, TracedPlansTimeEveryStepOfEveryRunAndNameIt) {
         expect_rows(te, exchange.plan(), 2, "exchange");
         expect_rows(tg, gather.plan(), 2, "gather");
       }
+  // One record per plan: another plan's steps are refused (a scatter's and a gather's
+  // differ on every rank), the record left as it was; the same plan again is fine.
+  {
+    Scatter scatter(team, part, halo, ScatterAlgorithm::oft);
+    Gather gather(team, part, GatherAlgorithm::oft);
+    StepSeconds t;
+    scatter.time_steps(&t);
+    const auto names = t.steps;
+    EXPECT_THROW(gather.time_steps(&t), InvalidArgument);
+    EXPECT_EQ(t.steps, names);
+    EXPECT_NO_THROW(scatter.time_steps(&t));
+  }
   // A send names its bytes and peer.
   const Partition two(8, 4, Grid{1, 2});
   if (s.size() == 2) {

@@ -16,7 +16,8 @@ struct PhaseSeconds {
 /// rank's steps (CommPlan::ranks[rank], in order) took, one row per run of the plan. A
 /// posted send or receive takes its posting, a wait the messages it completes. Filled
 /// by a Scatter, BorderExchange or Gather given it with time_steps() between runs; off by
-/// default (two clock reads per step when on).
+/// default (two clock reads per step when on). One record per plan: time_steps() throws
+/// InvalidArgument if `steps` already names another plan's steps.
 struct StepSeconds {
   std::vector<std::string> steps;         ///< what each step does: "send 32896 B to 1 (posted)", "mirror x", ...
   std::vector<std::vector<double>> runs;  ///< [run][step]

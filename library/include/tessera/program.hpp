@@ -110,7 +110,8 @@ class Program {
   /// timed (scatter; exchange; compute incl. reductions; gather). With `steps`, each
   /// communication plan the run executes appends its steps' times on this rank (a
   /// tracing aid, StepSeconds) under its name: "scatter ALG", "exchange ALG halo XxY",
-  /// "gather ALG". Collective.
+  /// "gather ALG" (one map per plan and image size: a map given runs of another plan
+  /// throws InvalidArgument). Collective.
   ProgramResults run(const Session& session, const Image& image, const Plan& plan,
                      PhaseSeconds* times = nullptr, std::map<std::string, StepSeconds>* steps = nullptr) const;
 

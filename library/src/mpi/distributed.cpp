@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "comm.hpp"
 #include "tessera/error.hpp"
@@ -265,9 +266,15 @@ std::string step_name(const CommStep& s, const Partition& part) {
 }
 
 void trace_into(Prepared& p, StepSeconds* record) {
+  if (record) {
+    std::vector<std::string> names;
+    for (const PreparedStep& ps : p.steps) names.push_back(step_name(ps.step, p.plan.partition));
+    if (record->steps.empty() && record->runs.empty())
+      record->steps = std::move(names);
+    else if (record->steps != names)
+      throw InvalidArgument("step times: this record holds another plan's steps (one record per plan)");
+  }
   p.record = record;
-  if (record && record->steps.empty())
-    for (const PreparedStep& ps : p.steps) record->steps.push_back(step_name(ps.step, p.plan.partition));
 }
 
 // A new run of a traced plan: its steps' times go to a new row.
