@@ -239,9 +239,8 @@ TEST(Distributed, TracedPlansTimeEveryStepOfEveryRunAndNameIt) {
     EXPECT_NO_THROW(scatter.time_steps(&t));
   }
   // A send names its bytes and peer.
-  const Partition two(8, 4, Grid{1, 2});
   if (s.size() == 2) {
-    Scatter scatter(team, two, Halo{}, ScatterAlgorithm::oft);
+    Scatter scatter(team, Partition(8, 4, Grid{1, 2}), Halo{}, ScatterAlgorithm::oft);
     StepSeconds t;
     scatter.time_steps(&t);
     (void)scatter.run(random_image(8, 4, 3));

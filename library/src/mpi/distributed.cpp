@@ -250,19 +250,16 @@ void collective_step(const Comm& c, const Prepared& p, Buffers& b) {
           "MPI_Alltoallw");
 }
 
-// A step as StepSeconds names it.
+// A step as StepSeconds names it: its kind (to_string), then what it moves.
 std::string step_name(const CommStep& s, const Partition& part) {
-  const std::string bytes = std::to_string(floats_of(s, part) * sizeof(float)) + " B";
+  std::string name(to_string(s.kind));
+  const std::string bytes = " " + std::to_string(floats_of(s, part) * sizeof(float)) + " B";
   const std::string posted = s.posted ? " (posted)" : "";
-  switch (s.kind) {
-    case StepKind::send: return "send " + bytes + " to " + std::to_string(s.peer) + posted;
-    case StepKind::recv: return "recv " + bytes + " from " + std::to_string(s.peer) + posted;
-    case StepKind::wait: return "wait";
-    case StepKind::copy: return "copy " + bytes;
-    case StepKind::mirror: return std::string("mirror ") + (s.axis == 0 ? "x" : "y");
-    case StepKind::collective: return "MPI collective";
-  }
-  return "?";
+  if (s.kind == StepKind::send) name += bytes + " to " + std::to_string(s.peer) + posted;
+  if (s.kind == StepKind::recv) name += bytes + " from " + std::to_string(s.peer) + posted;
+  if (s.kind == StepKind::copy) name += bytes;
+  if (s.kind == StepKind::mirror) name += s.axis == 0 ? " x" : " y";
+  return name;
 }
 
 void trace_into(Prepared& p, StepSeconds* record) {

@@ -26,6 +26,17 @@ using detail::Lowered;
 using detail::Op;
 using detail::Stage;
 
+// Program::run's `steps`: a scatter, exchange or gather records its step times under
+// its plan's name, "scatter oft", "exchange nonblocking halo 4x4", "gather sbt".
+template <class Communication>
+void trace_steps(Communication& c, std::map<std::string, StepSeconds>* steps) {
+  if (!steps) return;
+  const CommPlan& p = c.plan();
+  std::string name = std::string(to_string(p.phase)) + " " + p.algorithm;
+  if (p.phase == CommPhase::exchange) name += " halo " + std::to_string(p.halo.x) + "x" + std::to_string(p.halo.y);
+  c.time_steps(&(*steps)[name]);
+}
+
 struct Run {
   const detail::Graph& g;
   const Lowered& l;
@@ -88,9 +99,7 @@ struct Run {
     auto it = exchanges.find(key);
     if (it == exchanges.end()) {
       it = exchanges.emplace(key, BorderExchange(team, partition, h, plan.exchange)).first;
-      if (step_times)
-        it->second.time_steps(&(*step_times)["exchange " + std::string(to_string(plan.exchange)) + " halo " +
-                                             std::to_string(h.x) + "x" + std::to_string(h.y)]);
+      trace_steps(it->second, step_times);
     }
     return it->second;
   }
@@ -240,10 +249,8 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
     // Built before the clock starts: plans and datatypes are set up once per run.
     Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
     Gather gather(team, partition, plan.gather);
-    if (steps) {
-      scatter.time_steps(&(*steps)["scatter " + std::string(to_string(plan.scatter))]);
-      gather.time_steps(&(*steps)["gather " + std::string(to_string(plan.gather))]);
-    }
+    trace_steps(scatter, steps);
+    trace_steps(gather, steps);
     for (const Stage& st : l.stages)
       if (st.kind == Stage::Kind::exchange) run.exchange_for(st.halo);
 
