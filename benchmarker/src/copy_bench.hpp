@@ -47,13 +47,12 @@ class ReuseSweep {
   detail::FloatBuffer in_, out_;
 };
 
-/// Times copies of `shapes` (rows, floats per row; narrow first) in the cache state a
-/// pipeline leaves them (perfdb::kComputeCopyAfter): each round, for each distance D,
-/// touches the copies' buffers, reads and writes D MiB elsewhere, then times each copy
-/// once (narrow first: the wider ones add little to its distance), and the executor's
-/// mirroring along x of a 2048-row tile with halos 4 and 32. `rounds` samples per
-/// (D, shape). Single-threaded. Rows of operations kComputeCopyAfter and
-/// kComputeMirrorAfter, taps = D.
+/// Times copies of `shapes` (rows, floats per row) in the cache state a pipeline leaves
+/// them (perfdb::kComputeCopyAfter), and the executor's mirroring along x of a 2048-row
+/// tile with halos 4 and 32: each round, for each distance D, each cell on its own
+/// (cells in a rotating order) is run once untimed, D MiB are read and written
+/// elsewhere, and the cell is timed. `rounds` samples per (D, cell). Single-threaded.
+/// Rows of operations kComputeCopyAfter and kComputeMirrorAfter, taps = D.
 std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
                                                 const std::vector<int>& distances_mib, int rounds,
                                                 ReuseSweep& sweep);
