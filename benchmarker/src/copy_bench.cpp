@@ -176,8 +176,8 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   };
   // Each cell on its own: touched, D MiB swept, timed. Touched together before one
   // sweep and timed one after another, every cell met the others' dirty lines too (the
-  // 8 MiB shape's 17 MiB raised the 512-float rows' cost at 1 MiB from ~0.12 to 0.17-0.29
-  // ns per float on this project's second VM, sample to sample and launch to launch).
+  // 8 MiB shape's 17 MiB raised the 512-float rows' cost at 1 MiB from ~0.12 ns per float
+  // to 0.13-0.25 across three --quick launches on this project's second VM).
   auto run_cell = [&](std::size_t cell) {
     if (cell < copies.size()) {
       const Copy& c = copies[cell];

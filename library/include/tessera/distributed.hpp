@@ -44,7 +44,6 @@ namespace detail {
 struct Prepared;  // a plan's steps for one rank with their datatypes (src/mpi)
 }
 
-
 /// A scatter of `partition` from the root with `algorithm`: built once, run many times.
 /// Construction is local (no messages). Precondition: team.size() == partition.procs().
 class Scatter {
