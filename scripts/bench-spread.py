@@ -67,7 +67,7 @@ def common_rows(extract):
 spread_line("library-shaped P-3PC cells", common_rows(lambda r: {
     (s['level'], s['path'], s['layout'], s['bytes'], s['blocks'], s['block_stride_bytes']): s['median_us']
     for s in r['p3pc'] if s['blocks'] > 1 and (s['layout'] == 'cc' or s['block_stride_bytes'] > 0)}))
-local_ops = ('copy', 'copy_after', 'mirror_after', 'mirror_fresh', 'phase_call', 'phase_call_after',
+local_ops = ('copy', 'copy_after', 'mirror_after', 'mirror_fresh', 'mirror_fresh_after', 'phase_call', 'phase_call_after',
              'gather_results', 'first_touch', 'thread_wake')
 spread_line("local-cost rows", common_rows(lambda r: {
     (c['operation'], c['taps'], c['tile_width'], c['tile_height']): c['ns_per_pixel']

@@ -208,15 +208,21 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   return rows;
 }
 
+std::vector<int> fresh_mirror_distances_mib() { return {1, 16, 128}; }
+
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
-                                                  int rounds) {
+                                                  const std::vector<int>& distances_mib, int rounds,
+                                                  ReuseSweep& sweep) {
   using Clock = std::chrono::steady_clock;
   if (rounds < 1) throw InvalidArgument("mirroring a fresh tile needs at least one round");
+  for (int d : distances_mib)
+    if (d < 1 || d > sweep.largest_mib())
+      throw InvalidArgument("reuse distance " + std::to_string(d) + " MiB is outside the sweep's [1, " +
+                            std::to_string(sweep.largest_mib()) + "]");
   struct Cell {
     int side = 0, halo = 0;
     std::size_t stride = 0;  // side + 2 halo
     detail::FloatBuffer tile, image;
-    std::vector<double> ns_per_float;
   };
   std::vector<Cell> cells;
   for (int side : sides)
@@ -225,32 +231,46 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
         throw InvalidArgument("fresh mirror tile needs side >= 1 and 1 <= halo <= side");
       const std::size_t stride = std::size_t(side) + 2 * std::size_t(halo);
       Cell c{side, halo, stride, detail::allocate_floats(stride * stride),
-             detail::allocate_floats(std::size_t(side) * side), {}};
+             detail::allocate_floats(std::size_t(side) * side)};
       std::fill_n(c.tile.get(), stride * stride, 0.0f);
       std::fill_n(c.image.get(), std::size_t(side) * side, 1.0f);
       cells.push_back(std::move(c));
     }
-  // Consecutive repetitions of one cell, the first not timed, as Fig. 8 measures a
-  // message: the executor runs the same plan's phases over the same pooled buffers run
-  // after run. Visiting the cells in turn instead (each copy then mirror, 8 cells, ~90
-  // MiB of buffers) priced 512^2 to 2048^2 at 1.2-3x what the same copy-then-mirror costs
-  // repeated on one cell, by launch period (benchmarker/README.md).
-  for (Cell& c : cells) {
-    const View tile{c.tile.get() + std::size_t(c.halo) * c.stride + std::size_t(c.halo), c.side, c.side,
-                    int(c.stride)};
-    for (int r = 0; r <= rounds; ++r) {
-      for (int y = 0; y < c.side; ++y) std::copy_n(c.image.get() + std::size_t(y) * c.side, c.side, tile.row(y));
-      const auto t0 = Clock::now();
-      mirror_image_edges(tile, Halo{c.halo, c.halo}, Box{0, 0, c.side, c.side}, c.side, c.side, true, false);
-      const auto t1 = Clock::now();
-      if (r > 0)
-        c.ns_per_float.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
-                                 (2.0 * c.side * c.halo));
+  // One sample: the tile copied and mirrored untimed (its own previous run), D MiB read
+  // and written elsewhere (the run's compute), the tile written whole from its image
+  // (the scatter's copy), the x-mirror timed. What that copy leaves in the caches depends
+  // on what came before it: a 40-line probe mirroring a 2048² tile with halo 19 right
+  // after such a copy measured 57-79 µs with nothing else between samples (as this cell
+  // was timed until the thirteenth session) and 180-200 µs after a 64-128 MiB sweep
+  // before the copy, as the one-rank pipeline's own step times show it at 2048² (170-204
+  // µs; benchmarker/README.md). Without the untimed run first, each sample met the other
+  // tiles' copies as well, whatever D.
+  const std::size_t count = cells.size();
+  std::vector<std::vector<double>> values(distances_mib.size() * count);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < distances_mib.size(); ++k) {
+      const std::size_t di = (k + std::size_t(r)) % distances_mib.size();  // rotate the order
+      for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t ci = (j + std::size_t(r)) % count;
+        Cell& c = cells[ci];
+        const View tile{c.tile.get() + std::size_t(c.halo) * c.stride + std::size_t(c.halo), c.side, c.side,
+                        int(c.stride)};
+        auto copy_then_mirror = [&] {
+          for (int y = 0; y < c.side; ++y) std::copy_n(c.image.get() + std::size_t(y) * c.side, c.side, tile.row(y));
+          const auto t0 = Clock::now();
+          mirror_image_edges(tile, Halo{c.halo, c.halo}, Box{0, 0, c.side, c.side}, c.side, c.side, true, false);
+          return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / (2.0 * c.side * c.halo);
+        };
+        copy_then_mirror();
+        sweep.run(distances_mib[di]);
+        values[di * count + ci].push_back(copy_then_mirror());
+      }
     }
-  }
   std::vector<perfdb::ComputeCost> rows;
-  for (const Cell& c : cells)
-    rows.push_back(cost_row(perfdb::kComputeMirrorFresh, "x", c.side, {c.halo, 2 * c.side}, summarize(c.ns_per_float)));
+  for (std::size_t di = 0; di < distances_mib.size(); ++di)
+    for (std::size_t ci = 0; ci < count; ++ci)
+      rows.push_back(cost_row(perfdb::kComputeMirrorFreshAfter, "x", distances_mib[di],
+                              {cells[ci].halo, 2 * cells[ci].side}, summarize(values[di * count + ci])));
   return rows;
 }
 

@@ -57,14 +57,20 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
                                                 const std::vector<int>& distances_mib, int rounds,
                                                 ReuseSweep& sweep);
 
+/// Reuse distances, MiB, at which run_mirror_fresh times the x-mirror of a fresh tile.
+std::vector<int> fresh_mirror_distances_mib();
+
 /// Times the executor's mirroring along x (tessera::mirror_image_edges) as an exchange
 /// meets it: right after the tile's interior was written whole, row by row, from an
-/// image (the scatter's last copy; a compute step leaves its output the same way). One
-/// square tile per side in `sides` and halo in `halos` (stride side + 2 halo), `rounds`
-/// consecutive samples each after one untimed. Single-threaded. Rows of operation
-/// perfdb::kComputeMirrorFresh: taps = side, tile = halo x rows of both sides.
+/// image (the scatter's last copy; a compute step leaves its output the same way), that
+/// copy made after D MiB were read and written elsewhere (the previous run's compute).
+/// One square tile per side in `sides` and halo in `halos` (stride side + 2 halo); each
+/// round, for each distance (rotating order), each tile on its own: copied and mirrored
+/// untimed, swept, copied again, the mirror timed. `rounds` samples per (D, tile). Single-threaded. Rows of operation
+/// perfdb::kComputeMirrorFreshAfter: taps = D, tile = halo x rows of both sides (2 side).
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
-                                                  int rounds);
+                                                  const std::vector<int>& distances_mib, int rounds,
+                                                  ReuseSweep& sweep);
 
 /// Buffer sizes, bytes, whose first touch is timed: below and from 2 MiB (4 KiB pages /
 /// huge pages advised, as the executor's pool maps them).

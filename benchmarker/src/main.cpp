@@ -262,13 +262,15 @@ class Measurement {
         // phase's plan costs before it moves or copies anything: kLocalPasses passes,
         // each on buffers mapped afresh, combined (combine_passes). One sweep pool for all.
         const auto distances = tb::reuse_distances_mib();
-        tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
+        const auto fresh_distances = tb::fresh_mirror_distances_mib();
+        tb::ReuseSweep sweep(std::max(*std::max_element(distances.begin(), distances.end()),
+                                      *std::max_element(fresh_distances.begin(), fresh_distances.end())));
         std::vector<std::vector<pdb::ComputeCost>> passes;
         for (int pass = 0; pass < tb::kLocalPasses; ++pass) {
           tessera::release_free_image_buffers();  // the previous pass's buffers go back to the kernel
           auto rows = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}, distances,
                                          opt_.quick ? 7 : 15, sweep);
-          auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, opt_.quick ? 7 : 15);
+          auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, fresh_distances, opt_.quick ? 5 : 15, sweep);
           rows.insert(rows.end(), fresh.begin(), fresh.end());
           rows.push_back(tb::time_phase_call(*solo));
           for (int mib : distances) rows.push_back(tb::time_phase_call_after(*solo, sweep, mib));

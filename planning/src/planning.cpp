@@ -239,14 +239,9 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
   return out;
 }
 
-// The x-mirror on tiles just written whole (operation "mirror_fresh", taps = the square
-// tile's side): per side measured at two halos or more, rows x (per row + halo floats x
-// per float) fitted, ascending tile size. Empty when the run has none.
-std::vector<scheduler::FreshMirror> fresh_mirrors_of(const perfdb::RunData& run) {
-  std::map<int, std::vector<scheduler::CopySample>> by_side;
-  for (const auto& c : run.compute)
-    if (c.operation == perfdb::kComputeMirrorFresh && c.taps >= 1)
-      if (auto sample = copy_sample(c)) by_side[c.taps].push_back(*sample);
+// Per square tile side, its samples at two halos or more: rows x (per row + halo floats
+// x per float) fitted, ascending tile size.
+std::vector<scheduler::FreshMirror> fit_fresh_mirrors(const std::map<int, std::vector<scheduler::CopySample>>& by_side) {
   std::vector<scheduler::FreshMirror> out;
   for (const auto& [side, samples] : by_side) {
     if (row_widths(samples) < 2) continue;
@@ -254,6 +249,44 @@ std::vector<scheduler::FreshMirror> fresh_mirrors_of(const perfdb::RunData& run)
     out.push_back({double(side) * double(side), m.per_row_ns, m.per_float_ns});
   }
   return out;
+}
+
+// The x-mirror on tiles just written whole, as runs before the thirteenth session
+// measured it (operation "mirror_fresh", taps = the square tile's side), in one state.
+// Empty when the run has none.
+std::vector<scheduler::FreshMirror> fresh_mirrors_of(const perfdb::RunData& run) {
+  std::map<int, std::vector<scheduler::CopySample>> by_side;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeMirrorFresh && c.taps >= 1)
+      if (auto sample = copy_sample(c)) by_side[c.taps].push_back(*sample);
+  return fit_fresh_mirrors(by_side);
+}
+
+// The same, the tile written after `taps` MiB were swept (operation
+// "mirror_fresh_after", side = tile_height / 2), per distance in bytes, ascending; a
+// distance whose tiles give no fit is left out. Empty when the run has none.
+std::vector<std::pair<double, std::vector<scheduler::FreshMirror>>> fresh_mirrors_after_of(
+    const perfdb::RunData& run) {
+  std::map<int, std::map<int, std::vector<scheduler::CopySample>>> by_distance;  // MiB -> side -> samples
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeMirrorFreshAfter && c.taps >= 1 && c.tile_height >= 2)
+      if (auto sample = copy_sample(c)) by_distance[c.taps][c.tile_height / 2].push_back(*sample);
+  std::vector<std::pair<double, std::vector<scheduler::FreshMirror>>> out;
+  for (const auto& [mib, by_side] : by_distance)
+    if (auto fit = fit_fresh_mirrors(by_side); !fit.empty()) out.emplace_back(double(mib) * double(1 << 20), fit);
+  return out;
+}
+
+// The fresh mirrors at `bytes` of reuse distance: the measured distances around it,
+// blended in log distance, held at either end. `after` is not empty.
+std::vector<scheduler::FreshMirror> fresh_mirrors_at(
+    const std::vector<std::pair<double, std::vector<scheduler::FreshMirror>>>& after, double bytes) {
+  const auto above = std::find_if(after.begin(), after.end(), [&](const auto& d) { return d.first >= bytes; });
+  if (above == after.begin()) return above->second;
+  if (above == after.end()) return after.back().second;
+  const auto& lo = *std::prev(above);
+  const double t = (std::log(bytes) - std::log(lo.first)) / (std::log(above->first) - std::log(lo.first));
+  return scheduler::blend_fresh_mirrors(lo.second, above->second, t);
 }
 
 // First touch of fresh buffers (operation "first_touch": tile_width bytes mapped, ns
@@ -317,11 +350,18 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);
   m.copy_after = copy_after_of(run);
-  // An exchange's mirroring meets its tile as the step before left it, whatever the
-  // run's footprint: every copy state prices it alike.
-  const auto fresh = fresh_mirrors_of(run);
-  m.copy.fresh_mirrors = fresh;
-  for (auto& d : m.copy_after) d.cost.fresh_mirrors = fresh;
+  // An exchange's mirroring meets its tile right after the copy that wrote it, and what
+  // that copy leaves in the caches depends on what the run streamed before it: priced at
+  // each copy state's distance when measured so (the single state: the nearest
+  // distance); older runs measured one state, which then prices every distance.
+  if (const auto after = fresh_mirrors_after_of(run); !after.empty()) {
+    m.copy.fresh_mirrors = after.front().second;
+    for (auto& d : m.copy_after) d.cost.fresh_mirrors = fresh_mirrors_at(after, d.bytes);
+  } else {
+    const auto fresh = fresh_mirrors_of(run);
+    m.copy.fresh_mirrors = fresh;
+    for (auto& d : m.copy_after) d.cost.fresh_mirrors = fresh;
+  }
   m.first_touch = first_touch_of(run);
   m.gather_bookkeeping = gather_bookkeeping_of(run);
   m.thread_wake = thread_wake_of(run);

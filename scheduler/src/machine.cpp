@@ -68,13 +68,34 @@ double CopyCost::row_ns(double row_floats) const {
   return lo.ns + t * (above->ns - lo.ns);
 }
 
+FreshMirror fresh_mirror_at(const std::vector<FreshMirror>& sizes, double tile_floats) {
+  if (sizes.empty()) throw InvalidArgument("fresh mirror costs need at least one tile size");
+  const auto [lo, hi, t] = log_bracket(sizes, tile_floats, [](const FreshMirror& m) { return m.tile_floats; });
+  return {tile_floats, lo.row_ns + t * (hi.row_ns - lo.row_ns), lo.float_ns + t * (hi.float_ns - lo.float_ns)};
+}
+
+std::vector<FreshMirror> blend_fresh_mirrors(const std::vector<FreshMirror>& a, const std::vector<FreshMirror>& b,
+                                             double t) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  std::vector<double> sizes;
+  for (const auto* list : {&a, &b})
+    for (const FreshMirror& m : *list) sizes.push_back(m.tile_floats);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<FreshMirror> out;
+  for (double size : sizes) {
+    const FreshMirror x = fresh_mirror_at(a, size), y = fresh_mirror_at(b, size);
+    out.push_back({size, x.row_ns + t * (y.row_ns - x.row_ns), x.float_ns + t * (y.float_ns - x.float_ns)});
+  }
+  return out;
+}
+
 double CopyCost::mirror_x_us(double rows, double halo_floats, double tile_floats) const {
   if (!(rows > 0 && halo_floats > 0)) return 0.0;
   if (!fresh_mirrors.empty() && tile_floats > 0) {
-    const auto [lo, hi, t] = log_bracket(fresh_mirrors, tile_floats, [](const FreshMirror& m) { return m.tile_floats; });
-    const double row = lo.row_ns + t * (hi.row_ns - lo.row_ns);
-    const double per_float = lo.float_ns + t * (hi.float_ns - lo.float_ns);
-    return rows * (row + halo_floats * per_float) / 1000.0;
+    const FreshMirror m = fresh_mirror_at(fresh_mirrors, tile_floats);
+    return rows * (m.row_ns + halo_floats * m.float_ns) / 1000.0;
   }
   if (mirror_row_ns == 0 && mirror_float_ns == 0) return us(rows, halo_floats);
   return rows * (mirror_row_ns + halo_floats * mirror_float_ns) / 1000.0;
@@ -107,6 +128,8 @@ CopyCost MachineParams::copy_at(double bytes) const {
       for (double f : fs)
         out.widths.push_back({f, lo.cost.row_ns(f) + t * (hi.cost.row_ns(f) - lo.cost.row_ns(f))});
     }
+    // The x-mirror of a fresh tile likewise (each state's tile sizes at both ends).
+    out.fresh_mirrors = blend_fresh_mirrors(lo.cost.fresh_mirrors, hi.cost.fresh_mirrors, t);
   }
   // The fixed cost per plan run follows the distances only where both ends measured it.
   if (!(lo.cost.call_us > 0 && hi.cost.call_us > 0)) out.call_us = copy.call_us;

@@ -104,14 +104,15 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   for (const auto& c : data.compute)
     if (c.operation == pdb::kComputePhaseCallAfter) call_distances.insert(c.taps);
   EXPECT_EQ(call_distances, distances);
-  // The x-mirror on fresh tiles: every side (taps) at halos 4 and 32, both sides' rows.
-  std::map<int, std::set<int>> fresh;  // side -> halos
-  for (const auto& c : data.compute)
-    if (c.operation == pdb::kComputeMirrorFresh) {
-      fresh[c.taps].insert(c.tile_width);
-      EXPECT_EQ(c.tile_height, 2 * c.taps);
-    }
-  EXPECT_EQ(fresh, (std::map<int, std::set<int>>{{256, {4, 32}}, {512, {4, 32}}, {1024, {4, 32}}, {2048, {4, 32}}}));
+  // The x-mirror on fresh tiles: at every distance (taps), every side (half the rows of
+  // both sides) at halos 4 and 32; no rows of the one-state operation older runs wrote.
+  std::map<int, std::map<int, std::set<int>>> fresh;  // distance -> side -> halos
+  for (const auto& c : data.compute) {
+    EXPECT_NE(c.operation, pdb::kComputeMirrorFresh);
+    if (c.operation == pdb::kComputeMirrorFreshAfter) fresh[c.taps][c.tile_height / 2].insert(c.tile_width);
+  }
+  const std::map<int, std::set<int>> sides{{256, {4, 32}}, {512, {4, 32}}, {1024, {4, 32}}, {2048, {4, 32}}};
+  EXPECT_EQ(fresh, (std::map<int, std::map<int, std::set<int>>>{{1, sides}, {16, sides}, {128, sides}}));
   // A fresh buffer's first touch, below and above 2 MiB (benchmarker first_touch_sizes).
   std::set<int> touched;
   for (const auto& c : data.compute)

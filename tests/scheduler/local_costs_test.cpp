@@ -270,6 +270,38 @@ TEST(CopyCost, AtAFootprintInterpolatesTheMeasuredDistancesInLogBytes) {
   EXPECT_EQ(m.copy_at(1e12).call_us, 0.3);
 }
 
+TEST(CopyCost, FreshMirrorsOfTwoStatesBlendAtEveryTileSizeEitherMeasured) {
+  // a: tiles of 256 and 4096 floats; b: 1024 only. At 1024 (halfway in log size) a
+  // costs 4 + 1.0 / float; b costs 10 + 3.0 everywhere.
+  const std::vector<FreshMirror> a{{256, 2.0, 0.5}, {4096, 6.0, 1.5}}, b{{1024, 10.0, 3.0}};
+  const auto at = fresh_mirror_at(a, 1024);
+  EXPECT_NEAR(at.row_ns, 4.0, 1e-12);
+  EXPECT_NEAR(at.float_ns, 1.0, 1e-12);
+  EXPECT_THROW(fresh_mirror_at({}, 1024), InvalidArgument);
+  const auto quarter = blend_fresh_mirrors(a, b, 0.25);
+  ASSERT_EQ(quarter.size(), 3u);
+  const double sizes[] = {256, 1024, 4096};
+  const double a_row[] = {2.0, 4.0, 6.0}, a_float[] = {0.5, 1.0, 1.5};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(quarter[i].tile_floats, sizes[i]);
+    EXPECT_NEAR(quarter[i].row_ns, 0.75 * a_row[i] + 0.25 * 10.0, 1e-12) << i;
+    EXPECT_NEAR(quarter[i].float_ns, 0.75 * a_float[i] + 0.25 * 3.0, 1e-12) << i;
+  }
+  EXPECT_EQ(blend_fresh_mirrors({}, b, 0.25).size(), 1u);  // one side unmeasured: the other
+  EXPECT_EQ(blend_fresh_mirrors(a, {}, 0.75).size(), 2u);
+  // copy_at blends them between the two distances around a footprint, as the copies.
+  MachineParams m;
+  const double MiB = 1 << 20;
+  CopyCost near{2.0, 0.2}, far{10.0, 0.6};
+  near.fresh_mirrors = a;
+  far.fresh_mirrors = b;
+  m.copy_after = {{4 * MiB, near}, {64 * MiB, far}};
+  const CopyCost mid = m.copy_at(16 * MiB);  // halfway in log bytes
+  EXPECT_NEAR(mid.mirror_x_us(10, 4, 1024), 10 * (7.0 + 4 * 2.0) / 1000, 1e-12);
+  EXPECT_NEAR(m.copy_at(1 * MiB).mirror_x_us(10, 4, 1024), 10 * (4.0 + 4 * 1.0) / 1000, 1e-12);
+  EXPECT_NEAR(m.copy_at(1e12).mirror_x_us(10, 4, 1024), 10 * (10.0 + 4 * 3.0) / 1000, 1e-12);
+}
+
 TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
   // Copies as slow as the messages, so they lie on the critical paths.
   const CopyCost copy{3000.0, 250.0};

@@ -445,54 +445,63 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   EXPECT_FALSE(planning::primitive_point_of(filter));
 }
 
-// Copies and x-mirroring after a sweep of D MiB: one fit per distance, read back from
-// the rows tessera-bench writes (each row generated from known coefficients).
-TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
+// A compute row of `rows` rows of `floats` floats at per_row + floats x per_float ns a
+// row (ns per float stored), as tessera-bench writes the local-cost rows.
+perfdb::ComputeCost local_row(const char* op, int taps, int floats, int nrows, double per_row, double per_float) {
+  perfdb::ComputeCost c;
+  c.operation = op;
+  c.axis = "x";
+  c.taps = taps;
+  c.tile_width = floats;
+  c.tile_height = nrows;
+  c.ns_per_pixel = (per_row + floats * per_float) / floats;
+  return c;
+}
+
+// A database holding machine `name` with one finished tessera-bench run of the P-3PC
+// table and `rows`, loaded back by planning.
+planning::LoadedMachine load_local_rows(const std::string& name, const std::vector<perfdb::ComputeCost>& rows) {
   TempDb db;
   {
     perfdb::Store store(db.path);
-    add_machine(store, "copies", true, false);
+    add_machine(store, name, true, false);
     perfdb::Machine m;
-    m.name = "copies";
-    m.hostname = "copies";
+    m.name = name;
+    m.hostname = name;
     const auto stored = store.find_or_create_machine(m);
     const perfdb::Id run = store.begin_run(stored.id, "tessera-bench", "test", "{}");
-    std::vector<perfdb::ComputeCost> rows;
-    // ns per float of `rows` rows of `floats` at per_row + floats x per_float.
-    auto row = [&](const char* op, int mib, int floats, int nrows, double per_row, double per_float) {
-      perfdb::ComputeCost c;
-      c.operation = op;
-      c.axis = "x";
-      c.taps = mib;
-      c.tile_width = floats;
-      c.tile_height = nrows;
-      c.ns_per_pixel = (per_row + floats * per_float) / floats;
-      rows.push_back(c);
-    };
-    for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
-      row(perfdb::kComputeCopy, 1, floats, nrows, 1.0, 0.25);
-      row(perfdb::kComputeCopyAfter, 4, floats, nrows, 2.0, 0.3);
-      row(perfdb::kComputeCopyAfter, 256, floats, nrows, 20.0, 0.5);
-    }
-    for (int halo : {4, 32}) {
-      row(perfdb::kComputeMirrorAfter, 4, halo, 4096, 5.0, 0.75);
-      row(perfdb::kComputeMirrorAfter, 256, halo, 4096, 9.0, 1.25);
-      row(perfdb::kComputeMirrorFresh, 512, halo, 1024, 2.0, 0.25);  // taps: the tile's side
-      row(perfdb::kComputeMirrorFresh, 2048, halo, 4096, 8.0, 0.5);
-    }
-    row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0);
-    row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 300.0, 0.0);  // 4 MiB: not measured
-    row(perfdb::kComputeGatherResults, 1, 1, 1, 250.0, 0.0);
-    row(perfdb::kComputeGatherResults, 5, 1, 1, 1650.0, 0.0);
-    for (int threads : {2, 4})
-      for (int gap : {10, 1000}) {
-        row(perfdb::kComputeThreadWake, gap, 1, 1, 10.0 * gap * threads, 0.0);
-        rows.back().threads = threads;
-      }
     store.add_compute(run, rows);
     store.finish_run(run);
   }
-  const auto loaded = planning::load_machine(db.path.string(), std::string("copies"));
+  return planning::load_machine(db.path.string(), name);
+}
+
+// Copies and x-mirroring after a sweep of D MiB: one fit per distance, read back from
+// the rows tessera-bench writes (each row generated from known coefficients).
+TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](auto... args) { rows.push_back(local_row(args...)); };
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
+    row(perfdb::kComputeCopy, 1, floats, nrows, 1.0, 0.25);
+    row(perfdb::kComputeCopyAfter, 4, floats, nrows, 2.0, 0.3);
+    row(perfdb::kComputeCopyAfter, 256, floats, nrows, 20.0, 0.5);
+  }
+  for (int halo : {4, 32}) {
+    row(perfdb::kComputeMirrorAfter, 4, halo, 4096, 5.0, 0.75);
+    row(perfdb::kComputeMirrorAfter, 256, halo, 4096, 9.0, 1.25);
+    row(perfdb::kComputeMirrorFresh, 512, halo, 1024, 2.0, 0.25);  // taps: the tile's side
+    row(perfdb::kComputeMirrorFresh, 2048, halo, 4096, 8.0, 0.5);
+  }
+  row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0);
+  row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 300.0, 0.0);  // 4 MiB: not measured
+  row(perfdb::kComputeGatherResults, 1, 1, 1, 250.0, 0.0);
+  row(perfdb::kComputeGatherResults, 5, 1, 1, 1650.0, 0.0);
+  for (int threads : {2, 4})
+    for (int gap : {10, 1000}) {
+      row(perfdb::kComputeThreadWake, gap, 1, 1, 10.0 * gap * threads, 0.0);
+      rows.back().threads = threads;
+    }
+  const auto loaded = load_local_rows("copies", rows);
   const auto& after = loaded.params.copy_after;
   ASSERT_EQ(after.size(), 2u);
   EXPECT_DOUBLE_EQ(after[0].bytes, 4.0 * (1 << 20));
@@ -534,6 +543,44 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   EXPECT_NEAR(loaded.params.thread_wake.us(10), 0.4, 1e-12);
   EXPECT_NEAR(loaded.params.thread_wake.us(505), 20.2, 1e-9);
   EXPECT_NEAR(loaded.params.thread_wake.us(1e6), 40.0, 1e-12);
+}
+
+// The x-mirror of a fresh tile after a sweep of D MiB (mirror_fresh_after): each copy
+// state gets the fit at its own distance, blended in log distance between the measured
+// ones and held beyond them; the one-state rows of older runs are then ignored.
+TEST(Planning, FreshMirrorsAfterASweepArePricedAtEachCopyStatesDistance) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](auto... args) { rows.push_back(local_row(args...)); };
+  for (int mib : {1, 4, 16, 256})
+    for (auto [floats, nrows] : {std::pair{4, 4096}, {512, 512}}) row(perfdb::kComputeCopyAfter, mib, floats, nrows, 2.0, 0.3);
+  for (int halo : {4, 32}) {
+    row(perfdb::kComputeMirrorFresh, 512, halo, 1024, 100.0, 10.0);  // an older run's: ignored
+    for (int side : {512, 2048}) {
+      const double f = side == 512 ? 1.0 : 2.0;
+      row(perfdb::kComputeMirrorFreshAfter, 1, halo, 2 * side, 2.0 * f, 0.25 * f);  // taps: MiB swept
+      row(perfdb::kComputeMirrorFreshAfter, 64, halo, 2 * side, 8.0 * f, 1.0 * f);
+    }
+  }
+  const auto loaded = load_local_rows("fresh", rows);
+  const auto& after = loaded.params.copy_after;
+  ASSERT_EQ(after.size(), 4u);
+  // Per copy state, the fit at 512 floats a side (rows x (row + halo x float)): 1 MiB
+  // and 64 MiB measured, 4 and 16 MiB a third and two thirds of the way in log distance,
+  // 256 MiB held at 64; the 2048-float side twice each.
+  const double row_at[] = {2.0, 4.0, 6.0, 8.0}, float_at[] = {0.25, 0.5, 0.75, 1.0};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& fresh = after[i].cost.fresh_mirrors;
+    ASSERT_EQ(fresh.size(), 2u) << i;
+    EXPECT_DOUBLE_EQ(fresh[0].tile_floats, 512.0 * 512);
+    EXPECT_NEAR(fresh[0].row_ns, row_at[i], 1e-6) << i;
+    EXPECT_NEAR(fresh[0].float_ns, float_at[i], 1e-9) << i;
+    EXPECT_DOUBLE_EQ(fresh[1].tile_floats, 2048.0 * 2048);
+    EXPECT_NEAR(fresh[1].row_ns, 2 * row_at[i], 1e-6) << i;
+    EXPECT_NEAR(fresh[1].float_ns, 2 * float_at[i], 1e-9) << i;
+  }
+  // The single state (no distance): the nearest measured.
+  ASSERT_EQ(loaded.params.copy.fresh_mirrors.size(), 2u);
+  EXPECT_NEAR(loaded.params.copy.fresh_mirrors[0].row_ns, 2.0, 1e-6);
 }
 
 // tessera-gauss plans with the derivative pipeline's description; the executor runs

@@ -200,6 +200,12 @@ inline constexpr char kComputeMirrorAfter[] = "mirror_after";
 /// and every compute step leave a tile before its exchange): a square tile `taps` floats
 /// on a side, `tile_height` rows (both sides) of `tile_width` halo floats; ns per float.
 inline constexpr char kComputeMirrorFresh[] = "mirror_fresh";
+/// The same mirroring on a tile written whole right after `taps` MiB were read and
+/// written elsewhere (as a run's compute leaves the caches before the next scatter's
+/// copy): a square tile tile_height / 2 floats on a side, `tile_height` rows (both
+/// sides) of `tile_width` halo floats; ns per float. Written since the thirteenth
+/// session instead of kComputeMirrorFresh, which older runs still hold.
+inline constexpr char kComputeMirrorFreshAfter[] = "mirror_fresh_after";
 /// A process's first touch of a freshly mapped buffer (tessera::detail::map_fresh, as
 /// the executor's pool maps one), beyond writing it again: page faults and the kernel's
 /// zeroing. `tile_width` is the buffer's size in bytes, tile_height 1, taps 1, axis "";

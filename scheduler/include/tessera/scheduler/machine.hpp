@@ -69,6 +69,16 @@ struct FreshMirror {
   double tile_floats = 0, row_ns = 0, float_ns = 0;
 };
 
+/// The fresh x-mirror at a tile of `tile_floats` floats from `sizes` (ascending tile
+/// size, not empty): per row and per float of the sizes around it, interpolated in log
+/// size, held at either end.
+FreshMirror fresh_mirror_at(const std::vector<FreshMirror>& sizes, double tile_floats);
+
+/// Between two states' fresh mirrors: at every tile size either measured, (1 - t) x a's
+/// cost there + t x b's (fresh_mirror_at); one list empty, the other.
+std::vector<FreshMirror> blend_fresh_mirrors(const std::vector<FreshMirror>& a, const std::vector<FreshMirror>& b,
+                                             double t);
+
 /// The library's local memory work: copying a tile into its haloed buffer, out of a
 /// staging buffer, mirroring the image's edges. When measured (`widths` not empty), a row
 /// of f floats costs what the measured widths around f say, interpolated linearly in f,
