@@ -298,9 +298,10 @@ class Measurement {
     });
     carry_ = std::max(0.0, given - compute_s());
     // A gather phase's own bookkeeping, timed as Program::run times it: every rank runs
-    // the one-rank programs (the others idle in them).
+    // the one-rank programs (the others idle in them); --quick takes fewer samples (the
+    // 2048² programs cost ~15 ms a run).
     const bool gathers = ok && agreed([&] {
-      const auto rows = tb::time_gather_results(session_);
+      const auto rows = tb::time_gather_results(session_, opt_.quick ? 9 : 15);
       data.compute.insert(data.compute.end(), rows.begin(), rows.end());
     });
     budget_done_ += budget;

@@ -305,23 +305,32 @@ scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
 }
 
 // A gather phase's bookkeeping (operation "gather_results": ns per one-rank gather phase
-// of `taps` results in place) less the plain phase_call per result, linear through the
-// fewest and the most results measured. Empty when the run has fewer than two counts.
+// of `taps` results in place, on an input image of `tile`; 1x1 in runs before the
+// thirteenth session) less the plain phase_call per result, linear through the fewest
+// and the most results measured, per image size measured with two counts or more (the
+// smallest in one_us / each_more_us). Empty when no size has two counts.
 scheduler::GatherBookkeeping gather_bookkeeping_of(const perfdb::RunData& run) {
-  std::map<int, double> ns;  // results -> ns per phase
+  std::map<double, std::map<int, double>> ns;  // image pixels -> results -> ns per phase
   double call_ns = 0;
   for (const auto& c : run.compute) {
     if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0) continue;
-    if (c.operation == perfdb::kComputeGatherResults && c.taps >= 1) ns[c.taps] = c.ns_per_pixel;
+    if (c.operation == perfdb::kComputeGatherResults && c.taps >= 1 && c.tile_width >= 1 && c.tile_height >= 1)
+      ns[double(c.tile_width) * double(c.tile_height)][c.taps] = c.ns_per_pixel;
     if (c.operation == perfdb::kComputePhaseCall) call_ns = c.ns_per_pixel;
   }
-  if (ns.size() < 2) return {};
-  const auto [k0, t0] = *ns.begin();
-  const auto [k1, t1] = *ns.rbegin();
-  const double each_ns = (t1 - t0) / double(k1 - k0);
   scheduler::GatherBookkeeping b;
-  b.one_us = (t0 - double(k0 - 1) * each_ns - call_ns) / 1000.0;
-  b.each_more_us = (each_ns - call_ns) / 1000.0;
+  for (const auto& [pixels, by_results] : ns) {
+    if (by_results.size() < 2) continue;
+    const auto [k0, t0] = *by_results.begin();
+    const auto [k1, t1] = *by_results.rbegin();
+    const double each_ns = (t1 - t0) / double(k1 - k0);
+    b.by_size.push_back({pixels, (t0 - double(k0 - 1) * each_ns - call_ns) / 1000.0, (each_ns - call_ns) / 1000.0});
+  }
+  if (b.by_size.empty()) return {};
+  b.one_us = b.by_size.front().one_us;
+  b.each_more_us = b.by_size.front().each_more_us;
+  // One size (older runs: 1x1, its size not recorded) prices every image alike.
+  if (b.by_size.size() == 1) b.by_size.clear();
   return b;
 }
 

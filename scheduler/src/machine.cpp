@@ -136,6 +136,17 @@ CopyCost MachineParams::copy_at(double bytes) const {
   return out;
 }
 
+double GatherBookkeeping::us(double results, double pixels) const {
+  if (!(results >= 1)) return 0.0;
+  double one = one_us, each = each_more_us;
+  if (!by_size.empty() && pixels > 0) {
+    const auto [lo, hi, t] = log_bracket(by_size, pixels, [](const AtSize& a) { return a.pixels; });
+    one = lo.one_us + t * (hi.one_us - lo.one_us);
+    each = lo.each_more_us + t * (hi.each_more_us - lo.each_more_us);
+  }
+  return std::max(0.0, one + (results - 1) * each);
+}
+
 CopyCost measured_copy_cost(const std::vector<CopySample>& samples) {
   std::map<double, std::pair<double, int>> by_width;  // row floats -> (sum of ns per row, count)
   for (const auto& s : samples) {

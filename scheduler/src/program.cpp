@@ -332,7 +332,8 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // algorithm and grid).
   g.fixed_us.assign(steps.size(), 0.0);
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].kind == Kind::gather) g.fixed_us[i] = g.repeats[i] * machine.gather_bookkeeping.us(steps[i].images);
+    if (steps[i].kind == Kind::gather)
+      g.fixed_us[i] = g.repeats[i] * machine.gather_bookkeeping.us(steps[i].images, double(part.image().area()));
   // Each communication phase's total per algorithm, steps in program order, and each
   // communication step's time under its cheapest algorithm (every repeat).
   std::vector<double> cheapest(steps.size(), std::numeric_limits<double>::infinity());

@@ -125,13 +125,20 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   EXPECT_EQ(std::count_if(data.compute.begin(), data.compute.end(),
                           [](const auto& c) { return c.operation == pdb::kComputePhaseCall; }),
             1);
-  // A one-rank gather phase of 1 and of 5 results: the second costs more.
-  std::map<int, double> gathers;
+  // A one-rank gather phase of 1 and of 5 results on square images of 512, 1024 and
+  // 2048 a side: at each, the second costs more.
+  std::map<int, std::map<int, double>> gathers;  // side -> results -> ns
   for (const auto& c : data.compute)
-    if (c.operation == pdb::kComputeGatherResults) gathers[c.taps] = c.ns_per_pixel;
-  ASSERT_EQ(gathers.size(), 2u);
-  EXPECT_GT(gathers[1], 0.0);
-  EXPECT_GT(gathers[5], gathers[1]);
+    if (c.operation == pdb::kComputeGatherResults) {
+      EXPECT_EQ(c.tile_width, c.tile_height);
+      gathers[c.tile_width][c.taps] = c.ns_per_pixel;
+    }
+  ASSERT_EQ(gathers.size(), 3u);
+  for (int side : {512, 1024, 2048}) {
+    ASSERT_EQ(gathers[side].size(), 2u) << side;
+    EXPECT_GT(gathers[side][1], 0.0) << side;
+    EXPECT_GT(gathers[side][5], gathers[side][1]) << side;
+  }
   // A lone rank's thread pool waking up: one row per idle gap on a machine of several
   // cores, none on one core, at the most threads.
   int most_threads = 1;

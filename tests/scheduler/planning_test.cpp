@@ -583,6 +583,34 @@ TEST(Planning, FreshMirrorsAfterASweepArePricedAtEachCopyStatesDistance) {
   EXPECT_NEAR(loaded.params.copy.fresh_mirrors[0].row_ns, 2.0, 1e-6);
 }
 
+// A gather's bookkeeping measured on several input images (gather_results rows whose
+// tile is the image): one fit per size, less the plain phase_call per result.
+TEST(Planning, GatherBookkeepingPerMeasuredImageSize) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](int results, int side, double ns) {
+    rows.push_back(local_row(perfdb::kComputeGatherResults, results, side, side, ns, 0.0));
+    rows.back().ns_per_pixel = ns;  // ns per phase
+  };
+  for (int side : {512, 2048}) {
+    const double f = side == 512 ? 1.0 : 3.0;
+    row(1, side, 250.0 * f);
+    row(5, side, 1650.0 * f);
+  }
+  row(3, 1024, 900.0);  // one count at this size: no fit, left out
+  rows.push_back(local_row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0));
+  const auto loaded = load_local_rows("gathers", rows);
+  const auto& b = loaded.params.gather_bookkeeping;
+  ASSERT_EQ(b.by_size.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.by_size[0].pixels, 512.0 * 512);
+  EXPECT_NEAR(b.by_size[0].one_us, 0.19, 1e-12);
+  EXPECT_NEAR(b.by_size[0].each_more_us, 0.29, 1e-12);
+  EXPECT_DOUBLE_EQ(b.by_size[1].pixels, 2048.0 * 2048);
+  EXPECT_NEAR(b.by_size[1].one_us, 0.75 - 0.06, 1e-12);
+  EXPECT_NEAR(b.by_size[1].each_more_us, 1.05 - 0.06, 1e-12);
+  EXPECT_NEAR(b.one_us, 0.19, 1e-12);  // an image of unknown size: the smallest's
+  EXPECT_NEAR(b.us(5, 2048.0 * 2048), 3 * 1.65 - 5 * 0.06, 1e-9);
+}
+
 // tessera-gauss plans with the derivative pipeline's description; the executor runs
 // gauss_program. Both must put the same fresh buffers in a first run, on every rank.
 TEST(Planning, ThePipelineDescriptionMapsWhatTheGaussProgramMaps) {

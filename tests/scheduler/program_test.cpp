@@ -209,6 +209,28 @@ TEST(GatherBookkeeping, FirstResultThenEachMoreNeverBelowZero) {
   EXPECT_EQ((GatherBookkeeping{0.1, -0.2}.us(3)), 0.0);
   EXPECT_TRUE(GatherBookkeeping{}.empty());
   EXPECT_FALSE(b.empty());
+  EXPECT_DOUBLE_EQ(b.us(5, 1e6), 1.5);  // one size measured: every image alike
+}
+
+TEST(GatherBookkeeping, GrowsWithTheImageBetweenTheMeasuredSizes) {
+  // 512² and 2048² measured; 1024² is halfway in log pixels.
+  GatherBookkeeping b{0.5, 0.25};
+  b.by_size = {{512.0 * 512, 0.5, 0.25}, {2048.0 * 2048, 1.5, 0.75}};
+  EXPECT_DOUBLE_EQ(b.us(1, 512.0 * 512), 0.5);
+  EXPECT_DOUBLE_EQ(b.us(5, 2048.0 * 2048), 1.5 + 4 * 0.75);
+  EXPECT_NEAR(b.us(5, 1024.0 * 1024), 1.0 + 4 * 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(b.us(2, 64.0 * 64), 0.75);        // held below the smallest
+  EXPECT_DOUBLE_EQ(b.us(2, 8192.0 * 8192), 2.25);    // and above the largest
+  EXPECT_DOUBLE_EQ(b.us(2), 0.75);                   // size unknown: the smallest's
+  EXPECT_EQ(b.us(0, 1024.0 * 1024), 0.0);
+  // A program's gather step is priced at its image's size: edge_like's 8x8 = 64 pixels
+  // lie halfway between 16 and 256 in log pixels, its gather step has 2 images.
+  MachineParams kept = machine();
+  kept.gather_bookkeeping.by_size = {{16, 0.5, 0.25}, {256, 1.5, 0.75}};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const ProgramCost with = price_program(edge_like(), plan, ModelKind::p3pc, kept);
+  const ProgramCost without = price_program(edge_like(), plan, ModelKind::p3pc, machine());
+  EXPECT_NEAR(with.phases.gather, without.phases.gather + 1.0 + 0.5, 1e-9);
 }
 
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {

@@ -56,26 +56,30 @@ perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, i
 
 std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int samples) {
   if (samples < 1) throw InvalidArgument("gather results timing needs at least one sample");
-  constexpr int kSide = 512;
+  // The phase grows with the image (a one-rank probe, five results: 0.9-1.0 µs at 512²,
+  // 3.1 at 1024², 3.9 at 2048²; benchmarker/README.md): timed at each side.
+  constexpr std::array<int, 3> kSides{512, 1024, 2048};
   constexpr std::array<int, 2> kResults{1, 5};
   std::vector<Program> programs(kResults.size());
   for (std::size_t c = 0; c < kResults.size(); ++c) {
     const DImage in = programs[c].input();
     for (int i = 0; i < kResults[c]; ++i) programs[c].output(std::to_string(i), in * Scalar(double(i + 2)));
   }
-  const Image image = session.is_root() ? Image(kSide, kSide, 1.0f) : Image();
   const Plan plan{Grid{1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
-  std::vector<std::vector<double>> ns(kResults.size());
-  for (int s = 0; s < samples + 1; ++s)  // the first round warms up
-    for (std::size_t c = 0; c < kResults.size(); ++c) {
-      PhaseSeconds t;
-      programs[c].run(session, image, plan, &t);
-      if (s > 0) ns[c].push_back(t.gather * 1e9);
-    }
   std::vector<perfdb::ComputeCost> rows;
-  if (session.is_root())
-    for (std::size_t c = 0; c < kResults.size(); ++c)
-      rows.push_back(cost_row(perfdb::kComputeGatherResults, "", kResults[c], {1, 1}, summarize(ns[c])));
+  for (int side : kSides) {
+    const Image image = session.is_root() ? Image(side, side, 1.0f) : Image();
+    std::vector<std::vector<double>> ns(kResults.size());
+    for (int s = 0; s < samples + 1; ++s)  // the first round warms up
+      for (std::size_t c = 0; c < kResults.size(); ++c) {
+        PhaseSeconds t;
+        programs[c].run(session, image, plan, &t);
+        if (s > 0) ns[c].push_back(t.gather * 1e9);
+      }
+    if (session.is_root())
+      for (std::size_t c = 0; c < kResults.size(); ++c)
+        rows.push_back(cost_row(perfdb::kComputeGatherResults, "", kResults[c], {side, side}, summarize(ns[c])));
+  }
   return rows;
 }
 

@@ -22,11 +22,12 @@ perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, i
 
 /// What a program's gather phase costs on one rank beyond its plans: the executor's own
 /// bookkeeping (each result named on the root, the phase recorded), as Program::run
-/// times its phases. Runs programs of 1 and 5 pixel-wise results of a 512² input on a 1x1
-/// plan (the results in place, as a one-rank pipeline's are), alternately, `samples`
-/// times each after one warm-up; every rank of `session` takes part (the others idle, as
-/// in any one-rank run). Rows of operation perfdb::kComputeGatherResults, taps = results,
-/// ns per gather phase, on rank 0; none elsewhere.
+/// times its phases. Runs programs of 1 and 5 pixel-wise results of a 512², 1024² and
+/// 2048² input on a 1x1 plan (the results in place, as a one-rank pipeline's are),
+/// alternately, `samples` times each after one warm-up; every rank of `session` takes
+/// part (the others idle, as in any one-rank run). Rows of operation
+/// perfdb::kComputeGatherResults, taps = results, tile = the input image, ns per gather
+/// phase, on rank 0; none elsewhere.
 std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int samples = 15);
 
 }  // namespace tessera::bench

@@ -219,8 +219,9 @@ inline constexpr char kComputePhaseCall[] = "phase_call";
 inline constexpr char kComputePhaseCallAfter[] = "phase_call_after";
 /// A program's gather phase on one rank with `taps` results in place (Program::run's
 /// own timing of the phase: its plans and the executor's bookkeeping, each result named
-/// on the root); tile 1x1, axis ""; ns per phase. Rows for two counts give the phase's
-/// fixed cost and each result's.
+/// on the root); axis ""; ns per phase. Rows for two counts give the phase's fixed cost
+/// and each result's. The tile is the program's square input image (runs before the
+/// thirteenth session: tile 1x1, a 512² input).
 inline constexpr char kComputeGatherResults[] = "gather_results";
 /// What a parallel step on `threads` threads pays when the pool's workers idled `taps` µs
 /// while the rank communicated (a balanced ~1 ms loop after that busy wait, less the same

@@ -138,13 +138,20 @@ struct FirstTouchCost {
 /// A gather phase's own bookkeeping beyond its plans' runs (each result named on the
 /// root, the phase recorded): `one_us` for one result, `each_more_us` for each further
 /// one; from tessera-bench's gather_results rows less the plain phase_call per result.
+/// It grows with the image: when `by_size` holds the measured image sizes (ascending
+/// pixels), an image between two is priced between them in log pixels, held at either
+/// end; otherwise (runs that measured one size) one_us / each_more_us price every image.
 /// Zero (unpriced) until measured.
 struct GatherBookkeeping {
+  struct AtSize {
+    double pixels = 0, one_us = 0, each_more_us = 0;
+  };
   double one_us = 0, each_more_us = 0;
-  double us(double results) const {
-    return results >= 1 ? std::max(0.0, one_us + (results - 1) * each_more_us) : 0.0;
-  }
-  bool empty() const { return one_us == 0 && each_more_us == 0; }
+  std::vector<AtSize> by_size{};
+  /// µs for a gather step of `results` results of an image of `pixels` (0: unknown, the
+  /// fields one_us / each_more_us).
+  double us(double results, double pixels = 0) const;
+  bool empty() const { return one_us == 0 && each_more_us == 0 && by_size.empty(); }
 };
 
 /// What a rank's first parallel compute step after communicating pays to wake its thread
