@@ -66,8 +66,9 @@ std::vector<int> fresh_mirror_distances_mib();
 /// copy made after D MiB were read and written elsewhere (the previous run's compute).
 /// One square tile per side in `sides` and halo in `halos` (stride side + 2 halo); each
 /// round, for each distance (rotating order), each tile on its own: copied and mirrored
-/// untimed, swept, copied again, the mirror timed. `rounds` samples per (D, tile). Single-threaded. Rows of operation
-/// perfdb::kComputeMirrorFreshAfter: taps = D, tile = halo x rows of both sides (2 side).
+/// untimed, swept, copied again, the mirror timed. `rounds` samples per (D, tile).
+/// Single-threaded. Rows of operation perfdb::kComputeMirrorFreshAfter: taps = D, tile =
+/// halo x rows of both sides (2 side).
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
                                                   const std::vector<int>& distances_mib, int rounds,
                                                   ReuseSweep& sweep);

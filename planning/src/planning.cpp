@@ -263,30 +263,17 @@ std::vector<scheduler::FreshMirror> fresh_mirrors_of(const perfdb::RunData& run)
 }
 
 // The same, the tile written after `taps` MiB were swept (operation
-// "mirror_fresh_after", side = tile_height / 2), per distance in bytes, ascending; a
-// distance whose tiles give no fit is left out. Empty when the run has none.
-std::vector<std::pair<double, std::vector<scheduler::FreshMirror>>> fresh_mirrors_after_of(
-    const perfdb::RunData& run) {
+// "mirror_fresh_after", side = tile_height / 2), per distance, ascending; a distance
+// whose tiles give no fit is left out. Empty when the run has none.
+std::vector<scheduler::FreshMirrorsAt> fresh_mirrors_after_of(const perfdb::RunData& run) {
   std::map<int, std::map<int, std::vector<scheduler::CopySample>>> by_distance;  // MiB -> side -> samples
   for (const auto& c : run.compute)
     if (c.operation == perfdb::kComputeMirrorFreshAfter && c.taps >= 1 && c.tile_height >= 2)
       if (auto sample = copy_sample(c)) by_distance[c.taps][c.tile_height / 2].push_back(*sample);
-  std::vector<std::pair<double, std::vector<scheduler::FreshMirror>>> out;
+  std::vector<scheduler::FreshMirrorsAt> out;
   for (const auto& [mib, by_side] : by_distance)
-    if (auto fit = fit_fresh_mirrors(by_side); !fit.empty()) out.emplace_back(double(mib) * double(1 << 20), fit);
+    if (auto fit = fit_fresh_mirrors(by_side); !fit.empty()) out.push_back({double(mib) * double(1 << 20), fit});
   return out;
-}
-
-// The fresh mirrors at `bytes` of reuse distance: the measured distances around it,
-// blended in log distance, held at either end. `after` is not empty.
-std::vector<scheduler::FreshMirror> fresh_mirrors_at(
-    const std::vector<std::pair<double, std::vector<scheduler::FreshMirror>>>& after, double bytes) {
-  const auto above = std::find_if(after.begin(), after.end(), [&](const auto& d) { return d.first >= bytes; });
-  if (above == after.begin()) return above->second;
-  if (above == after.end()) return after.back().second;
-  const auto& lo = *std::prev(above);
-  const double t = (std::log(bytes) - std::log(lo.first)) / (std::log(above->first) - std::log(lo.first));
-  return scheduler::blend_fresh_mirrors(lo.second, above->second, t);
 }
 
 // First touch of fresh buffers (operation "first_touch": tile_width bytes mapped, ns
@@ -364,8 +351,8 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   // each copy state's distance when measured so (the single state: the nearest
   // distance); older runs measured one state, which then prices every distance.
   if (const auto after = fresh_mirrors_after_of(run); !after.empty()) {
-    m.copy.fresh_mirrors = after.front().second;
-    for (auto& d : m.copy_after) d.cost.fresh_mirrors = fresh_mirrors_at(after, d.bytes);
+    m.copy.fresh_mirrors = after.front().sizes;
+    for (auto& d : m.copy_after) d.cost.fresh_mirrors = scheduler::fresh_mirrors_at(after, d.bytes);
   } else {
     const auto fresh = fresh_mirrors_of(run);
     m.copy.fresh_mirrors = fresh;

@@ -91,6 +91,12 @@ std::vector<FreshMirror> blend_fresh_mirrors(const std::vector<FreshMirror>& a, 
   return out;
 }
 
+std::vector<FreshMirror> fresh_mirrors_at(const std::vector<FreshMirrorsAt>& distances, double bytes) {
+  if (distances.empty()) throw InvalidArgument("fresh mirror costs need at least one distance");
+  const auto [lo, hi, t] = log_bracket(distances, bytes, [](const FreshMirrorsAt& d) { return d.bytes; });
+  return &lo == &hi ? hi.sizes : blend_fresh_mirrors(lo.sizes, hi.sizes, t);
+}
+
 double CopyCost::mirror_x_us(double rows, double halo_floats, double tile_floats) const {
   if (!(rows > 0 && halo_floats > 0)) return 0.0;
   if (!fresh_mirrors.empty() && tile_floats > 0) {

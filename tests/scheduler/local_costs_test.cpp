@@ -302,6 +302,19 @@ TEST(CopyCost, FreshMirrorsOfTwoStatesBlendAtEveryTileSizeEitherMeasured) {
   EXPECT_NEAR(m.copy_at(1e12).mirror_x_us(10, 4, 1024), 10 * (10.0 + 4 * 3.0) / 1000, 1e-12);
 }
 
+TEST(CopyCost, FreshMirrorsAtADistanceBlendTheMeasuredOnesInLogBytes) {
+  const double MiB = 1 << 20;
+  const std::vector<FreshMirror> a{{256, 2.0, 0.5}, {4096, 6.0, 1.5}}, b{{1024, 10.0, 3.0}};
+  const std::vector<FreshMirrorsAt> at{{1 * MiB, a}, {16 * MiB, b}};
+  const auto mid = fresh_mirrors_at(at, 4 * MiB);  // halfway in log bytes
+  ASSERT_EQ(mid.size(), 3u);
+  EXPECT_NEAR(fresh_mirror_at(mid, 1024).row_ns, 0.5 * 4.0 + 0.5 * 10.0, 1e-12);
+  EXPECT_NEAR(fresh_mirror_at(mid, 1024).float_ns, 0.5 * 1.0 + 0.5 * 3.0, 1e-12);
+  EXPECT_EQ(fresh_mirrors_at(at, 0.5 * MiB).size(), 2u);  // held below: a
+  EXPECT_EQ(fresh_mirrors_at(at, 64 * MiB).size(), 1u);   // and above: b
+  EXPECT_THROW(fresh_mirrors_at({}, MiB), InvalidArgument);
+}
+
 TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
   // Copies as slow as the messages, so they lie on the critical paths.
   const CopyCost copy{3000.0, 250.0};

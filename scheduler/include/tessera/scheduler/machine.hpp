@@ -79,6 +79,18 @@ FreshMirror fresh_mirror_at(const std::vector<FreshMirror>& sizes, double tile_f
 std::vector<FreshMirror> blend_fresh_mirrors(const std::vector<FreshMirror>& a, const std::vector<FreshMirror>& b,
                                              double t);
 
+/// The fresh x-mirror's tile sizes as measured after `bytes` were streamed elsewhere
+/// before the tile's copy (tessera-bench's mirror_fresh_after rows at one distance).
+struct FreshMirrorsAt {
+  double bytes = 0;
+  std::vector<FreshMirror> sizes;
+};
+
+/// The fresh mirrors at `bytes` of reuse distance from `distances` (ascending bytes, not
+/// empty): the two measured around it blended in log bytes (blend_fresh_mirrors), held at
+/// either end.
+std::vector<FreshMirror> fresh_mirrors_at(const std::vector<FreshMirrorsAt>& distances, double bytes);
+
 /// The library's local memory work: copying a tile into its haloed buffer, out of a
 /// staging buffer, mirroring the image's edges. When measured (`widths` not empty), a row
 /// of f floats costs what the measured widths around f say, interpolated linearly in f,
