@@ -126,6 +126,14 @@ std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample
   return out;
 }
 
+std::vector<P3pcSample> replace_pass(std::span<const P3pcSample> old, std::vector<P3pcSample> redo) {
+  std::map<CellKey, bool> measured;
+  for (const auto& s : redo) measured[key_of(s)] = true;
+  for (const auto& s : old)
+    if (!measured.count(key_of(s))) redo.push_back(s);
+  return redo;
+}
+
 std::string describe_quality(const std::optional<RunQuality>& q) {
   if (!q) return "not recorded";
   return "median " + percent(q->median_spread) + " p90 " + percent(q->p90_spread) + " over " +

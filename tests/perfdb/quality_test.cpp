@@ -136,6 +136,23 @@ TEST(DisturbedPasses, OneOutlierCellDoesNotMakeAPassDisturbed) {
   EXPECT_TRUE(disturbed_passes(passes).empty());
 }
 
+TEST(ReplacePass, TheRedoWinsAndCellsItLacksAreKept) {
+  // The first pass of a --quick run also measured a library-shaped cell (a real stride)
+  // that its redo, cut short, did not: the redo's values replace the old ones, the
+  // library-shaped cell stays.
+  const std::vector<P3pcSample> old{cell(Path::send, Layout::cc, 4096, 30), cell(Path::recv, Layout::nn, 4096, 90),
+                                    cell(Path::send, Layout::nc, 8192, 70, 2200)};
+  const std::vector<P3pcSample> redo{cell(Path::recv, Layout::nn, 4096, 40), cell(Path::send, Layout::cc, 4096, 10)};
+  const auto out = replace_pass(old, redo);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].layout, Layout::nn);
+  EXPECT_DOUBLE_EQ(out[0].median_us, 40);
+  EXPECT_DOUBLE_EQ(out[1].median_us, 10);
+  EXPECT_EQ(out[2].block_stride_bytes, 2200);
+  EXPECT_DOUBLE_EQ(out[2].median_us, 70);
+  EXPECT_EQ(replace_pass(old, {}).size(), old.size()) << "an empty redo keeps the old pass";
+}
+
 RunQuality quality(bool passed) { return {0.02, passed ? 0.08 : 0.3, 40, passed}; }
 
 TEST(ChooseRun, NewestPassingRun) {

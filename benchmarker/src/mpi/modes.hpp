@@ -46,7 +46,9 @@ class P3pcPasses {
   using Rows = std::vector<perfdb::P3pcSample>;
   struct Segment;
   double spent_s() const;
-  std::optional<Rows> agreed_pass(MPI_Comm pair, bool first_pass, double aim_s, const ProgressFn& part);
+  /// A later pass measures `later` (later_ unless given), a first pass o_.
+  std::optional<Rows> agreed_pass(MPI_Comm pair, bool first_pass, double aim_s, const ProgressFn& part,
+                                  const Options* later = nullptr);
 
   Options o_, later_;
   perfdb::Level level_;

@@ -387,7 +387,7 @@ struct P3pcPasses::Segment {
 // later pass that runs short of time is dropped (the cells keep the passes they have);
 // the first must succeed.
 std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool first_pass, double aim_s,
-                                                         const ProgressFn& part) {
+                                                         const ProgressFn& part, const Options* later) {
   Pass p;
   std::exception_ptr error;
   int failed = 0;  // 1: an error; 2: a later pass ran short
@@ -396,7 +396,7 @@ std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool firs
     // mode's budget (it starts with the mode). A later pass stops at the budget.
     const double left = budget_s_ - spent_s();
     p = first_pass ? measure_pass(pair, o_, level_, {aim_s, kOvertimeFactor * budget_s_}, part)
-                   : measure_pass(pair, later_, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
+                   : measure_pass(pair, later ? *later : later_, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
   } catch (const ShortPass& e) {
     failed = first_pass ? 1 : 2;
     if (first_pass)
@@ -477,11 +477,17 @@ std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
   }
   MPI_Bcast(&again, 1, MPI_INT, 0, pair);
   if (again >= 0) {
-    auto p = agreed_pass(pair, false, budget_s_ / k_, [](double) {});
+    // The redo measures the cells the pass it replaces had: with --quick only the first
+    // pass has the library-shaped ones, and a run whose first pass was redone without
+    // them lost them all (planning then priced the library's messages from the paper's
+    // cells). Cells the redo lacks (cut short by the budget) keep the old pass's values.
+    Options redo = later_;
+    if (again == 0) redo.tile_rows = o_.tile_rows;
+    auto p = agreed_pass(pair, false, budget_s_ / k_, [](double) {}, &redo);
     if (p && me == 0) {
       std::fprintf(stderr, "tessera-bench: P-3PC pass %d of %d deviated from the others; measured it again\n",
                    again + 1, k_);
-      passes_[std::size_t(again)] = std::move(*p);
+      passes_[std::size_t(again)] = perfdb::replace_pass(passes_[std::size_t(again)], std::move(*p));
     }
   }
   if (me != 0) return {};

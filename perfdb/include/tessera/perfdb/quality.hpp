@@ -53,6 +53,11 @@ std::vector<P3pcSample> combine_passes(std::span<const std::vector<P3pcSample>> 
 std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample>> passes,
                                           double limit = 0.05, const QualityThresholds& t = {});
 
+/// A disturbed pass measured again: `redo`'s rows, then `old`'s rows of the cells `redo`
+/// lacks (a redo cut short by the time budget, or one that measures fewer kinds of
+/// cell), in `old`'s order, so no cell the run had is lost by the redo.
+std::vector<P3pcSample> replace_pass(std::span<const P3pcSample> old, std::vector<P3pcSample> redo);
+
 /// "median 2.1 % p90 7.9 % over 48 cells: pass" (or "not recorded"). Local.
 std::string describe_quality(const std::optional<RunQuality>& q);
 
