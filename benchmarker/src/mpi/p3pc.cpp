@@ -7,12 +7,16 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "../layouts.hpp"
 #include "../refine.hpp"
 #include "driver.hpp"
 #include "modes.hpp"
+#include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
+#include "tessera/image.hpp"
 #include "tessera/names.hpp"
 #include "tessera/perfdb/quality.hpp"
 
@@ -77,41 +81,40 @@ Job message_job(Kind kind, Path p, Layout l, std::int64_t floats, const BlockSha
 }
 
 // One repetition of a cell: the time on rank 0 in µs (0 on the peer).
-double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Message& r, std::vector<float>& sbuf,
-                  std::vector<float>& rbuf) {
+double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Message& r, float* sbuf, float* rbuf) {
   double t0 = 0, t1 = 0;
   if (me == 0) {
     switch (path) {
       case Path::send:
         t0 = MPI_Wtime();
-        MPI_Send(sbuf.data(), s.count, s.type, 1, kTag, pair);
+        MPI_Send(sbuf, s.count, s.type, 1, kTag, pair);
         t1 = MPI_Wtime();
         break;
       case Path::recv:
         t0 = MPI_Wtime();
-        MPI_Recv(rbuf.data(), r.count, r.type, 1, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Recv(rbuf, r.count, r.type, 1, kTag, pair, MPI_STATUS_IGNORE);
         t1 = MPI_Wtime();
         break;
       case Path::full:
         // roundtrip(n, 0): n values out, an empty reply back. The reply's own cost,
         // t_cf, is subtracted after the run (SPEC errata, Fig. 8).
         t0 = MPI_Wtime();
-        MPI_Send(sbuf.data(), s.count, s.type, 1, kTag, pair);
-        MPI_Recv(rbuf.data(), 0, MPI_FLOAT, 1, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf, s.count, s.type, 1, kTag, pair);
+        MPI_Recv(rbuf, 0, MPI_FLOAT, 1, kTag, pair, MPI_STATUS_IGNORE);
         t1 = MPI_Wtime();
         break;
     }
   } else {
     switch (path) {
       case Path::send:
-        MPI_Recv(rbuf.data(), r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Recv(rbuf, r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
         break;
       case Path::recv:
-        MPI_Send(sbuf.data(), s.count, s.type, 0, kTag, pair);
+        MPI_Send(sbuf, s.count, s.type, 0, kTag, pair);
         break;
       case Path::full:
-        MPI_Recv(rbuf.data(), r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
-        MPI_Send(sbuf.data(), 0, MPI_FLOAT, 0, kTag, pair);
+        MPI_Recv(rbuf, r.count, r.type, 0, kTag, pair, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf, 0, MPI_FLOAT, 0, kTag, pair);
         break;
     }
   }
@@ -128,6 +131,55 @@ double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Mess
 constexpr int kBurst = 9;
 constexpr int kOvertimeBurst = 3;
 
+// The floats a library-shaped cell's buffers span: its rows whole where the message is
+// contiguous, its strided extent where not.
+std::int64_t library_extent(Layout layout, std::int64_t floats, const BlockShape& shape) {
+  return layout == Layout::cc ? floats : std::max(extent_floats(floats, shape), floats);
+}
+
+// Whether the executor's image pool maps a buffer of `floats` floats with huge pages.
+bool huge_paged(std::int64_t floats) {
+  return detail::pooled_size(std::size_t(floats) * sizeof(float)) >= detail::kHugePageBytes;
+}
+
+// Library-shaped cells send between buffers from the executor's own allocator
+// (detail::allocate_floats), on the pages the executor's tiles and images of their size
+// have: a pair for the cells whose extent the pool maps with huge pages (from 2 MiB), a
+// pair of small pages for the others, each shared by its cells as the one pair of vectors
+// was. The paper's cells use plain vectors, as Fig. 8 and tessera-fig8-check do. Why
+// (benchmarker/README.md): a contiguous message between huge-page buffers costs about
+// half as much (a probe on this project's second VM, 2 MiB rewritten before each
+// message: 176 us between vectors, 79 us between huge-page buffers), and the library's
+// 1xP gathers at 1024^2 and 2048^2 were priced 1.9-2x their time from cells on vectors.
+class Buffers {
+ public:
+  Buffers(std::int64_t paper_floats, std::int64_t small_floats, std::int64_t huge_floats)
+      : paper_send(std::size_t(paper_floats), 1.0f),
+        paper_recv(std::size_t(paper_floats), 0.0f),
+        small_(small_floats),
+        huge_(huge_floats) {}
+  std::vector<float> paper_send, paper_recv;
+  /// The library-shaped pair for a cell spanning `extent` floats.
+  std::pair<float*, float*> library(std::int64_t extent) {
+    Pair& p = huge_paged(extent) ? huge_ : small_;
+    return {p.send.get(), p.recv.get()};
+  }
+
+ private:
+  struct Pair {
+    explicit Pair(std::int64_t floats)
+        : n(std::size_t(std::max<std::int64_t>(floats, 1))),
+          send(detail::allocate_floats(n)),
+          recv(detail::allocate_floats(n)) {
+      std::fill_n(send.get(), n, 1.0f);
+      std::fill_n(recv.get(), n, 0.0f);
+    }
+    std::size_t n;
+    detail::FloatBuffer send, recv;
+  };
+  Pair small_, huge_;
+};
+
 // Library-shaped cells price messages as the executor meets them: the outputs it
 // gathers, the tile rows it exchanges were just written by the sending rank, so they sit
 // dirty in that core's cache and a single-copy receive fetches them across cores. The
@@ -137,8 +189,7 @@ constexpr int kOvertimeBurst = 3;
 // not touched for a while (rings of 4 and 16 messages) overpriced them 1.3-1.7x. Both
 // ranks rewrite (the receiver too); a sender-only rewrite was tried and not adopted
 // (benchmarker/README.md).
-double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector<float>& rbuf,
-              TypeCache& cache) {
+double sample(MPI_Comm pair, const Job& j, Buffers& buffers, TypeCache& cache) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto path = Path(j.a);
@@ -149,11 +200,14 @@ double sample(MPI_Comm pair, const Job& j, std::vector<float>& sbuf, std::vector
   const Message s = message(cache, j.size, send_c, shape);
   const Message r = message(cache, j.size, recv_c, shape);
   if (j.kind != kPaper) {
-    const std::int64_t extent = std::max(extent_floats(j.size, shape), j.size);
-    std::fill_n(sbuf.data(), extent, float(extent & 7));
+    const std::int64_t extent = library_extent(layout, j.size, shape);
+    const auto [sbuf, rbuf] = buffers.library(extent);
+    std::fill_n(sbuf, extent, float(extent & 7));
     MPI_Barrier(pair);  // both ranks start each visit together
     return repetition(pair, me, path, s, r, sbuf, rbuf);
   }
+  float* sbuf = buffers.paper_send.data();
+  float* rbuf = buffers.paper_recv.data();
   MPI_Barrier(pair);
   // In overtime (a busy machine: every message may wait for a timeslice) a burst is
   // shorter, so the cells still short of samples get them within the cap.
@@ -193,17 +247,18 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
   const double budget_s = rule.budget_s;
 
   // Buffers for the largest message of any layout (refined sizes lie between listed
-  // ones, so the listed maximum bounds them).
-  std::int64_t extent = 1;
+  // ones, so the listed maximum bounds them), the library-shaped ones' on either pages.
   const std::int64_t max_floats = o.sizes_floats.back();
-  extent = std::max(extent, extent_floats(max_floats, paper_shape(max_floats, o.blocks)));
-  extent = std::max(extent, max_floats);
+  std::int64_t small_extent = 0, huge_extent = 0;
   for (const TileRows& t : o.tile_rows)
-    for (int rows : o.tile_row_counts) {
-      const std::int64_t floats = std::int64_t(rows) * t.row_floats;
-      extent = std::max({extent, floats, extent_floats(floats, rows_shape(rows, t))});
-    }
-  std::vector<float> sbuf(std::size_t(extent), 1.0f), rbuf(std::size_t(extent), 0.0f);
+    for (int rows : o.tile_row_counts)
+      for (Layout l : kLayouts) {
+        const std::int64_t e = library_extent(l, std::int64_t(rows) * t.row_floats, rows_shape(rows, t));
+        std::int64_t& bound = huge_paged(e) ? huge_extent : small_extent;
+        bound = std::max(bound, e);
+      }
+  Buffers buffers(std::max({std::int64_t(1), max_floats, extent_floats(max_floats, paper_shape(max_floats, o.blocks))}),
+                  small_extent, huge_extent);
   TypeCache cache;
 
   RoundScheduler sched(0, o.rule, 3);
@@ -297,7 +352,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
   };
 
   const int overtime = run_rounds(
-      pair, sched, table, start, rule, hook, [&](const Job& j) { return sample(pair, j, sbuf, rbuf, cache); },
+      pair, sched, table, start, rule, hook, [&](const Job& j) { return sample(pair, j, buffers, cache); },
       progress);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
