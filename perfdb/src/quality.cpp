@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace tessera::perfdb {
@@ -127,8 +128,8 @@ std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample
 }
 
 std::vector<P3pcSample> replace_pass(std::span<const P3pcSample> old, std::vector<P3pcSample> redo) {
-  std::map<CellKey, bool> measured;
-  for (const auto& s : redo) measured[key_of(s)] = true;
+  std::set<CellKey> measured;
+  for (const auto& s : redo) measured.insert(key_of(s));
   for (const auto& s : old)
     if (!measured.count(key_of(s))) redo.push_back(s);
   return redo;

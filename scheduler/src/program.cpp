@@ -166,7 +166,7 @@ MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int r
     if (bytes < tessera::detail::kPooledFromBytes) return std::nullopt;
     const std::size_t size = tessera::detail::pooled_size(bytes);
     if (auto b = cache.take(size)) return b;
-    const bool huge = size >= tessera::detail::kHugePageBytes;
+    const bool huge = tessera::detail::maps_huge_pages(bytes);
     (huge ? mapped.huge : mapped.small) += size;
     if (computing) (huge ? mapped.compute_huge : mapped.compute_small) += size;
     return Cache::Buffer{size, 0};

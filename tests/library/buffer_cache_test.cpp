@@ -49,3 +49,10 @@ TEST(BufferCache, PooledSizesAreWholeHugePagesFromTwoMebibytesAnd64KibibytesBelo
   EXPECT_EQ(pooled_size((2 << 20) - 1), std::size_t(2) << 20);  // 64 KiB units reach 2 MiB
   EXPECT_EQ(pooled_size((2 << 20) + 1), std::size_t(4) << 20);   // huge pages
 }
+
+TEST(BufferCache, HugePagesFromAMappedSizeOfTwoMiB) {
+  EXPECT_FALSE(maps_huge_pages(64 << 10));              // malloc'd
+  EXPECT_FALSE(maps_huge_pages((2 << 20) - (64 << 10)));  // small pages
+  EXPECT_TRUE(maps_huge_pages((2 << 20) - 1));            // rounded up to 2 MiB
+  EXPECT_TRUE(maps_huge_pages(std::size_t(8) << 20));
+}

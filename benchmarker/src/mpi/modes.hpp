@@ -46,9 +46,9 @@ class P3pcPasses {
   using Rows = std::vector<perfdb::P3pcSample>;
   struct Segment;
   double spent_s() const;
-  /// A later pass measures `later` (later_ unless given), a first pass o_.
+  /// A first pass measures o_, a later one `later`.
   std::optional<Rows> agreed_pass(MPI_Comm pair, bool first_pass, double aim_s, const ProgressFn& part,
-                                  const Options* later = nullptr);
+                                  const Options& later);
 
   Options o_, later_;
   perfdb::Level level_;

@@ -137,11 +137,6 @@ std::int64_t library_extent(Layout layout, std::int64_t floats, const BlockShape
   return layout == Layout::cc ? floats : std::max(extent_floats(floats, shape), floats);
 }
 
-// Whether the executor's image pool maps a buffer of `floats` floats with huge pages.
-bool huge_paged(std::int64_t floats) {
-  return detail::pooled_size(std::size_t(floats) * sizeof(float)) >= detail::kHugePageBytes;
-}
-
 // Library-shaped cells send between buffers from the executor's own allocator
 // (detail::allocate_floats), on the pages the executor's tiles and images of their size
 // have: a pair for the cells whose extent the pool maps with huge pages (from 2 MiB), a
@@ -161,20 +156,19 @@ class Buffers {
   std::vector<float> paper_send, paper_recv;
   /// The library-shaped pair for a cell spanning `extent` floats.
   std::pair<float*, float*> library(std::int64_t extent) {
-    Pair& p = huge_paged(extent) ? huge_ : small_;
+    Pair& p = detail::maps_huge_pages(std::size_t(extent) * sizeof(float)) ? huge_ : small_;
     return {p.send.get(), p.recv.get()};
   }
 
  private:
   struct Pair {
-    explicit Pair(std::int64_t floats)
-        : n(std::size_t(std::max<std::int64_t>(floats, 1))),
-          send(detail::allocate_floats(n)),
-          recv(detail::allocate_floats(n)) {
+    explicit Pair(std::int64_t floats) {
+      const auto n = std::size_t(std::max<std::int64_t>(floats, 1));
+      send = detail::allocate_floats(n);
+      recv = detail::allocate_floats(n);
       std::fill_n(send.get(), n, 1.0f);
       std::fill_n(recv.get(), n, 0.0f);
     }
-    std::size_t n;
     detail::FloatBuffer send, recv;
   };
   Pair small_, huge_;
@@ -254,7 +248,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
     for (int rows : o.tile_row_counts)
       for (Layout l : kLayouts) {
         const std::int64_t e = library_extent(l, std::int64_t(rows) * t.row_floats, rows_shape(rows, t));
-        std::int64_t& bound = huge_paged(e) ? huge_extent : small_extent;
+        std::int64_t& bound = detail::maps_huge_pages(std::size_t(e) * sizeof(float)) ? huge_extent : small_extent;
         bound = std::max(bound, e);
       }
   Buffers buffers(std::max({std::int64_t(1), max_floats, extent_floats(max_floats, paper_shape(max_floats, o.blocks))}),
@@ -442,7 +436,7 @@ struct P3pcPasses::Segment {
 // later pass that runs short of time is dropped (the cells keep the passes they have);
 // the first must succeed.
 std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool first_pass, double aim_s,
-                                                         const ProgressFn& part, const Options* later) {
+                                                         const ProgressFn& part, const Options& later) {
   Pass p;
   std::exception_ptr error;
   int failed = 0;  // 1: an error; 2: a later pass ran short
@@ -451,7 +445,7 @@ std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool firs
     // mode's budget (it starts with the mode). A later pass stops at the budget.
     const double left = budget_s_ - spent_s();
     p = first_pass ? measure_pass(pair, o_, level_, {aim_s, kOvertimeFactor * budget_s_}, part)
-                   : measure_pass(pair, later ? *later : later_, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
+                   : measure_pass(pair, later, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
   } catch (const ShortPass& e) {
     failed = first_pass ? 1 : 2;
     if (first_pass)
@@ -505,7 +499,7 @@ bool P3pcPasses::next(MPI_Comm pair, const ProgressFn& progress) {
   // share the rest and stop at the budget, keeping the cells they have samples of.
   const double t0 = spent_s();
   const double aim = i == 0 ? (k_ > 1 ? budget_s_ / 2 : budget_s_) : (budget_s_ - t0) / (k_ - i);
-  auto rows = agreed_pass(pair, i == 0, aim, part);
+  auto rows = agreed_pass(pair, i == 0, aim, part, later_);
   if (!rows) {
     done_ = true;
     return false;
@@ -538,7 +532,7 @@ std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
     // cells). Cells the redo lacks (cut short by the budget) keep the old pass's values.
     Options redo = later_;
     if (again == 0) redo.tile_rows = o_.tile_rows;
-    auto p = agreed_pass(pair, false, budget_s_ / k_, [](double) {}, &redo);
+    auto p = agreed_pass(pair, false, budget_s_ / k_, [](double) {}, redo);
     if (p && me == 0) {
       std::fprintf(stderr, "tessera-bench: P-3PC pass %d of %d deviated from the others; measured it again\n",
                    again + 1, k_);

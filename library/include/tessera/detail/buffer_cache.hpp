@@ -25,6 +25,12 @@ inline std::size_t pooled_size(std::size_t bytes) {
   return (bytes + unit - 1) / unit * unit;
 }
 
+/// Whether the pool maps a request of `bytes` with huge pages advised: a pooled request
+/// whose mapped size (pooled_size) is at least kHugePageBytes.
+inline bool maps_huge_pages(std::size_t bytes) {
+  return bytes >= kPooledFromBytes && pooled_size(bytes) >= kHugePageBytes;
+}
+
 /// Free buffers by size. A request takes the smallest free buffer of at least its size
 /// and at most twice it (so memory is not wasted), or none.
 template <class Handle>
