@@ -283,15 +283,16 @@ double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int s
 }
 
 double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline,
-                  int threads) {
+                  int threads, int team) {
   threads = std::max(threads, 1);
+  team = std::max(team, 1);
   double worst = 0;
   if (table.has_pipeline()) {
     const int taps = pipeline_taps(pipeline);
     for (const auto& shape : partition.tile_shapes()) {
-      const int w = shape.width, h = shape.height;
-      worst =
-          std::max(worst, table.pipeline_ns_per_pixel(taps, threads, w, h) * double(w) * double(h) / 1000.0);
+      const int w = shape.width, h = team * shape.height;
+      worst = std::max(worst,
+                       table.pipeline_ns_per_pixel(taps, team * threads, w, h) * double(w) * double(h) / 1000.0);
     }
     return worst * pipeline.exchanges;
   }

@@ -121,6 +121,12 @@ int compute_threads(const Placement& place, int procs) {
   return place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
 }
 
+int compute_team(const Placement& place, int procs, int threads) {
+  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  const bool fits = place.cores_per_node > 0 && on_node * std::max(threads, 1) <= place.cores_per_node;
+  return on_node > 1 && fits && !(place.cpu_quota > 0) ? on_node : 1;
+}
+
 double compute_rounds(const Placement& place, int procs) {
   const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
   const double q = place.cpu_quota;
@@ -268,9 +274,9 @@ int step_size(const ProgramStep& s) {
 }
 
 // Compute of every step on the slowest tile class, µs per step (every repeat), from the
-// primitive points.
+// primitive points; `team` ranks of a node computing at once as compute_us prices them.
 std::vector<double> primitive_compute(const ProgramDescription& program, const std::vector<double>& repeats,
-                                      const Partition& part, const ComputeTable& table, int threads) {
+                                      const Partition& part, const ComputeTable& table, int threads, int team) {
   std::vector<double> best(program.steps.size(), 0.0), cur(program.steps.size(), 0.0);
   double worst = -1;
   for (const auto& shape : part.tile_shapes()) {
@@ -280,8 +286,8 @@ std::vector<double> primitive_compute(const ProgramDescription& program, const s
       cur[i] = 0;
       if (s.kind != Kind::compute) continue;
       const double ns = table.primitive_ns_per_pixel(s.primitive, s.axis == Axis::x ? 0 : 1, step_size(s),
-                                                     threads, shape.width, shape.height);
-      cur[i] = repeats[i] * ns * step_pixels(s, shape.width, shape.height) / 1000.0;
+                                                     team * threads, shape.width, team * shape.height);
+      cur[i] = repeats[i] * ns * team * step_pixels(s, shape.width, shape.height) / 1000.0;
       sum += cur[i];
     }
     if (sum > worst) {
@@ -373,6 +379,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   const ComputeTable& table = machine.compute;
   const double rounds = compute_rounds(machine.placement, P);
   if (threads <= 0) threads = compute_threads(machine.placement, P);
+  const int team = compute_team(machine.placement, P, threads);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
   // A compute step after communication finds a multi-threaded rank's pool idle for as
@@ -400,7 +407,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (fused && table.prices_pipeline()) {
     // The derivative pipeline's fused compute, as compute_us has always priced it; its
     // steps share it in proportion to taps x pixels (the work each pass does).
-    g.compute = rounds * compute_us(table, part, *fused, threads);
+    g.compute = rounds * compute_us(table, part, *fused, threads, team);
     double weight_sum = 0;
     compute.assign(steps.size(), 0.0);
     const Box t0 = part.tile(0);
@@ -414,7 +421,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     add_wake_ups();
     return g;
   }
-  compute = primitive_compute(program, g.repeats, part, table, threads);
+  compute = primitive_compute(program, g.repeats, part, table, threads, team);
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == Kind::compute) {
       g.fixed_us[i] = rounds * compute[i];

@@ -8,6 +8,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/scheduler/machine.hpp"
+#include "tessera/scheduler/program.hpp"
 #include "tessera/scheduler/search.hpp"
 
 using namespace tessera;
@@ -137,7 +138,8 @@ TEST(PipelineCompute, SearchUsesTheThreadsARankGets) {
                                       "send,nn,0,1\nsend,nn,1000000,1000\nrecv,nn,0,1\nrecv,nn,1000000,"
                                       "1000\nfull,nn,0,2\nfull,nn,1000000,2000\n"));
   m.placement.cores_per_node = 2;
-  // One rank on 2 cores gets 2 threads (2 ns / px); two ranks get one each (5 ns / px).
+  // One rank on 2 cores gets 2 threads (2 ns / px); two ranks get one each (5 ns / px
+  // alone on the node).
   m.compute = pipeline_only({{164, 1, 256, 256, 5.0}, {164, 2, 256, 256, 2.0}});
   SearchRequest req;
   req.pipeline = pipeline_of(256, 256, 3);
@@ -153,8 +155,53 @@ TEST(PipelineCompute, SearchUsesTheThreadsARankGets) {
   }
   const int ex = req.pipeline.exchanges;
   EXPECT_NEAR(one, ex * 2.0 * 256 * 256 / 1000, 1e-9);
-  // 256x128 tiles: clamped to the measured 256x256 shape, 1 thread.
-  EXPECT_NEAR(two, ex * 5.0 * 256 * 128 / 1000, 1e-9);
+  // Two ranks on the node's two cores compute at once: as one team of 2 threads on
+  // their two 256x128 tiles together (256x256), 2 ns / px over both tiles' pixels.
+  EXPECT_NEAR(two, ex * 2.0 * 256 * 256 / 1000, 1e-9);
+
+  // One rank per node (each node has both cores to itself): 2 threads each, 256x128
+  // clamped to the measured 256x256 shape.
+  m.placement.ranks_per_node = 1;
+  for (const auto& c : search(req, m).ranking) {
+    if (c.plan.grid.x == 1 && c.plan.grid.y == 2) {
+      EXPECT_NEAR(c.predicted.compute, ex * 2.0 * 256 * 128 / 1000, 1e-9);
+    }
+  }
+  // Under a CPU quota the ranks' share of it prices them (compute_rounds), from the
+  // rate one rank measured alone.
+  m.placement.ranks_per_node = 2;
+  m.placement.cpu_quota = 2;
+  for (const auto& c : search(req, m).ranking) {
+    if (c.plan.grid.x == 1 && c.plan.grid.y == 2) {
+      EXPECT_NEAR(c.predicted.compute, ex * 5.0 * 256 * 128 / 1000, 1e-9);
+    }
+  }
+}
+
+TEST(PipelineCompute, ATeamOfRanksIsPricedAsTheNodesThreads) {
+  Placement p;
+  p.cores_per_node = 4;
+  p.ranks_per_node = 4;
+  EXPECT_EQ(compute_team(p, 1, 4), 1);  // one rank: its own threads
+  EXPECT_EQ(compute_team(p, 2, 2), 2);  // 2 ranks x 2 threads fill 4 cores
+  EXPECT_EQ(compute_team(p, 4, 1), 4);
+  EXPECT_EQ(compute_team(p, 8, 1), 4);  // the busiest node's 4 ranks
+  EXPECT_EQ(compute_team(p, 4, 2), 1);  // more threads than cores: rounds, not a team
+  p.ranks_per_node = 1;
+  EXPECT_EQ(compute_team(p, 4, 4), 1);  // one rank per node
+  p.ranks_per_node = 2;
+  p.cpu_quota = 0.9;
+  EXPECT_EQ(compute_team(p, 2, 1), 1);  // a quota: compute_rounds prices the sharing
+  p.cpu_quota = 0;
+  p.cores_per_node = 0;
+  EXPECT_EQ(compute_team(p, 2, 1), 1);  // cores unknown
+
+  // compute_us: a team of 2 on 64x32 tiles costs the 2-thread rate on 64x64, over 64x64.
+  const ComputeTable t = pipeline_only({{66, 1, 64, 64, 3.0}, {66, 1, 64, 32, 2.5}, {66, 2, 64, 64, 1.75}});
+  const PipelineDescription pipe = pipeline_of(64, 64, 1);
+  const Partition rows(64, 64, Grid{1, 2});
+  EXPECT_NEAR(compute_us(t, rows, pipe, 1, 1), pipe.exchanges * 2.5 * 64 * 32 / 1000, 1e-9);
+  EXPECT_NEAR(compute_us(t, rows, pipe, 1, 2), pipe.exchanges * 1.75 * 64 * 64 / 1000, 1e-9);
 }
 
 TEST(PipelineCompute, PointsOutOfRangeAreRefused) {

@@ -355,9 +355,10 @@ TEST(ProgramPricing, DerivativePipelineAsAProgramEqualsTheSearch) {
                                                nullptr, m.copy);
       EXPECT_EQ(c.phases.gather, 5 * cc.gather[int(cand.plan.gather)]);
       EXPECT_EQ(c.phases.exchange, cc.exchange[int(cand.plan.exchange)]);
+      const int threads = compute_threads(m.placement, cand.plan.procs());
       EXPECT_EQ(c.phases.compute, compute_rounds(m.placement, cand.plan.procs()) *
-                                      compute_us(table, part, req.pipeline,
-                                                 compute_threads(m.placement, cand.plan.procs())));
+                                      compute_us(table, part, req.pipeline, threads,
+                                                 compute_team(m.placement, cand.plan.procs(), threads)));
       expect_steps_add_up(c);
     }
   }

@@ -188,8 +188,12 @@ class ComputeTable {
 /// of the partition with `threads` threads per rank, µs. With pipeline points: the
 /// largest of ns per pixel x interior pixels over the partition's tile shapes. Without:
 /// the sum of the pipeline's single passes (pass_pixels each) on the slowest tile,
-/// divided by `threads` (linear scaling). Precondition: !table.empty(), threads >= 1.
+/// divided by `threads` (linear scaling). With pipeline points and `team` ranks of a
+/// node computing at once (compute_team), a w x h tile costs what the node's team
+/// x threads threads take for its team tiles, a w x (team h) tile:
+/// ns(team x threads, w, team h) x team w h. Precondition: !table.empty(),
+/// threads >= 1, team >= 1.
 double compute_us(const ComputeTable& table, const Partition& partition, const PipelineDescription& pipeline,
-                  int threads = 1);
+                  int threads = 1, int team = 1);
 
 }  // namespace tessera::scheduler

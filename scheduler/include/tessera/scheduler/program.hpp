@@ -48,6 +48,13 @@ int compute_threads(const Placement& placement, int procs);
 /// (placement.cpu_quota), the share each rank gets against the one rank alone had,
 /// max(1, ranks / q) / max(1, 1 / q).
 double compute_rounds(const Placement& placement, int procs);
+/// How many of a node's ranks compute at once as one team, each with `threads`
+/// threads: the ranks of the busiest node when they and their threads fit its cores
+/// and no CPU quota applies (2 or more), else 1. Such ranks share the node the way one
+/// rank's threads do (two vCPUs may be one core's hyperthreads, memory bandwidth is
+/// the node's), so their compute is priced at the node's thread count, which
+/// tessera-bench measured, not at one rank's measured alone (compute_us).
+int compute_team(const Placement& placement, int procs, int threads);
 
 /// Bytes of image buffers `rank` maps from the kernel in a process's first run of
 /// `program` under `plan` (nothing freed before): the program's buffers
