@@ -82,6 +82,8 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   return out;
 }
 
+std::vector<std::pair<int, int>> after_copy_shapes() { return {{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}; }
+
 std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
 
 namespace {
@@ -107,44 +109,69 @@ void ReuseSweep::run(int mib) {
   for (std::size_t j = 0; j < n; ++j) o[j] = 0.5f * i[j] + 1.0f;
 }
 
-std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
-                                                const std::vector<int>& distances_mib, int rounds,
-                                                ReuseSweep& sweep) {
-  using Clock = std::chrono::steady_clock;
-  if (rounds < 1) throw InvalidArgument("copies after a sweep need at least one round");
-  for (int d : distances_mib)
-    if (d < 1 || d > sweep.largest_mib())
-      throw InvalidArgument("reuse distance " + std::to_string(d) + " MiB is outside the sweep's [1, " +
-                            std::to_string(sweep.largest_mib()) + "]");
-  // Each copy between buffers of its own. Narrow rows (halo columns) at least 8 KiB
-  // apart, as in the tiles of the images whose footprints leave caches behind (2048
-  // pixels wide and up): each row on pages of its own, which the prefetchers do not
-  // follow (narrower strides measured far cheaper than the pipeline's mirroring at those
-  // sizes). Wide rows (tile rows) a halo's margin apart, as a tile's rows are: 8 KiB
-  // apart they measured 30 % dearer per float than the pipeline's scatter at 512².
+namespace {
+
+// One copy_after cell: its rows between buffers of its own.
+struct AfterCopy {
+  int rows = 0, floats = 0;
+  std::size_t stride = 0;
+  detail::FloatBuffer from, to;
+
+  void run() const {
+    for (int y = 0; y < rows; ++y)
+      std::copy_n(from.get() + std::size_t(y) * stride, floats, to.get() + std::size_t(y) * stride);
+  }
+};
+
+// Each copy between buffers of its own. Narrow rows (halo columns) at least 8 KiB
+// apart, as in the tiles of the images whose footprints leave caches behind (2048
+// pixels wide and up): each row on pages of its own, which the prefetchers do not
+// follow (narrower strides measured far cheaper than the pipeline's mirroring at those
+// sizes). Wide rows (tile rows) a halo's margin apart, as a tile's rows are: 8 KiB
+// apart they measured 30 % dearer per float than the pipeline's scatter at 512².
+std::vector<AfterCopy> after_copies(const std::vector<std::pair<int, int>>& shapes) {
   constexpr std::size_t kGap = 2048, kMargin = 64;
   auto stride_of = [&](int floats) {
     return floats >= 512 ? std::size_t(floats) + kMargin : std::max(2 * std::size_t(floats), std::size_t(floats) + kGap);
   };
-  struct Copy {
-    int rows = 0, floats = 0;
-    std::size_t stride = 0;
-    detail::FloatBuffer from, to;
-  };
-  std::vector<Copy> copies;
+  std::vector<AfterCopy> copies;
   for (auto [rows, floats] : shapes) {
     if (rows < 1 || floats < 1) throw InvalidArgument("copy shape must have at least one row and one float");
-    Copy c{rows, floats, stride_of(floats), {}, {}};
+    AfterCopy c{rows, floats, stride_of(floats), {}, {}};
     c.from = detail::allocate_floats(std::size_t(rows) * c.stride);
     c.to = detail::allocate_floats(std::size_t(rows) * c.stride);
     std::fill_n(c.from.get(), std::size_t(rows) * c.stride, 1.0f);
     std::fill_n(c.to.get(), std::size_t(rows) * c.stride, 0.0f);
     copies.push_back(std::move(c));
   }
-  auto copy = [](const Copy& c) {
-    for (int y = 0; y < c.rows; ++y)
-      std::copy_n(c.from.get() + std::size_t(y) * c.stride, c.floats, c.to.get() + std::size_t(y) * c.stride);
-  };
+  return copies;
+}
+
+void check_distances(const std::vector<int>& distances_mib, const ReuseSweep& sweep) {
+  for (int d : distances_mib)
+    if (d < 1 || d > sweep.largest_mib())
+      throw InvalidArgument("reuse distance " + std::to_string(d) + " MiB is outside the sweep's [1, " +
+                            std::to_string(sweep.largest_mib()) + "]");
+}
+
+// ns per float of one run of `op` over `floats` floats.
+template <class Op>
+double ns_per_float(Op&& op, double floats) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  op();
+  const auto t1 = Clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / floats;
+}
+
+}  // namespace
+
+std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
+                                                const std::vector<int>& distances_mib, int rounds,
+                                                ReuseSweep& sweep) {
+  if (rounds < 1) throw InvalidArgument("copies after a sweep need at least one round");
+  check_distances(distances_mib, sweep);
+  const std::vector<AfterCopy> copies = after_copies(shapes);
   // The executor's own mirroring along x (tessera::mirror_image_edges: each row fills
   // its halo columns from its edge), both sides of a 2048-row tile 2048 wide, with two
   // halo widths (per row, per float), each on a tile of its own (they would share the
@@ -167,21 +194,14 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   };
   const std::size_t cells = copies.size() + std::size(kMirrorHalos);  // per distance
   std::vector<std::vector<double>> values(distances_mib.size() * cells);
-  // ns per float of one run of `op` over `floats` floats.
-  auto ns_per_float = [](auto&& op, double floats) {
-    const auto t0 = Clock::now();
-    op();
-    const auto t1 = Clock::now();
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / floats;
-  };
   // Each cell on its own: touched, D MiB swept, timed. Touched together before one
   // sweep and timed one after another, every cell met the others' dirty lines too (the
   // 8 MiB shape's 17 MiB raised the 512-float rows' cost at 1 MiB from ~0.12 ns per float
   // to 0.13-0.25 across three --quick launches on this project's second VM).
   auto run_cell = [&](std::size_t cell) {
     if (cell < copies.size()) {
-      const Copy& c = copies[cell];
-      return ns_per_float([&] { copy(c); }, double(c.rows) * c.floats);
+      const AfterCopy& c = copies[cell];
+      return ns_per_float([&] { c.run(); }, double(c.rows) * c.floats);
     }
     const std::size_t mi = cell - copies.size();
     return ns_per_float([&] { mirror(mi); }, 2.0 * kMirrorSide * kMirrorHalos[mi]);
@@ -208,6 +228,41 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   return rows;
 }
 
+std::vector<int> together_distances_mib() { return {1, 16, 128}; }
+
+std::vector<perfdb::ComputeCost> run_copies_together(const std::vector<std::pair<int, int>>& shapes,
+                                                     const std::vector<int>& distances_mib, int rounds,
+                                                     ReuseSweep& sweep, const Together& together) {
+  if (rounds < 1) throw InvalidArgument("copies together need at least one round");
+  if (together.ranks < 2 || !together.start || !together.slowest)
+    throw InvalidArgument("copies together need at least two ranks and their barrier and maximum");
+  check_distances(distances_mib, sweep);
+  const std::vector<AfterCopy> copies = after_copies(shapes);
+  std::vector<std::vector<double>> values(distances_mib.size() * copies.size());
+  // The same order on every rank (it depends on nothing local): each timed copy starts
+  // together, after each rank touched its own cell and swept its own D MiB.
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < distances_mib.size(); ++k) {
+      const std::size_t di = (k + std::size_t(r)) % distances_mib.size();
+      for (std::size_t j = 0; j < copies.size(); ++j) {
+        const std::size_t ci = (j + std::size_t(r)) % copies.size();
+        const AfterCopy& c = copies[ci];
+        c.run();  // touched
+        sweep.run(distances_mib[di]);
+        together.start();
+        const double mine = ns_per_float([&] { c.run(); }, double(c.rows) * c.floats);
+        values[di * copies.size() + ci].push_back(together.slowest(mine));
+      }
+    }
+  std::vector<perfdb::ComputeCost> rows;
+  for (std::size_t di = 0; di < distances_mib.size(); ++di)
+    for (std::size_t ci = 0; ci < copies.size(); ++ci)
+      rows.push_back(cost_row(perfdb::kComputeCopyAfterTogether, "x", distances_mib[di],
+                              {copies[ci].floats, copies[ci].rows}, summarize(values[di * copies.size() + ci]),
+                              together.ranks));
+  return rows;
+}
+
 std::vector<int> fresh_mirror_distances_mib() { return {1, 16, 128}; }
 
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
@@ -215,10 +270,7 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
                                                   ReuseSweep& sweep) {
   using Clock = std::chrono::steady_clock;
   if (rounds < 1) throw InvalidArgument("mirroring a fresh tile needs at least one round");
-  for (int d : distances_mib)
-    if (d < 1 || d > sweep.largest_mib())
-      throw InvalidArgument("reuse distance " + std::to_string(d) + " MiB is outside the sweep's [1, " +
-                            std::to_string(sweep.largest_mib()) + "]");
+  check_distances(distances_mib, sweep);
   struct Cell {
     int side = 0, halo = 0;
     std::size_t stride = 0;  // side + 2 halo

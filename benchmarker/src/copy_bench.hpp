@@ -26,6 +26,10 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
                                           const StopRule& rule, double budget_s,
                                           const std::function<void(double)>& progress);
 
+/// The shapes (rows, floats per row) run_copy_after and run_copies_together time:
+/// halo columns, narrow and tile-wide rows, up to an 8 MiB tile.
+std::vector<std::pair<int, int>> after_copy_shapes();
+
 /// Reuse distances, MiB, at which run_copy_after times copies: from about a core's own
 /// cache to well beyond the last-level cache share a process gets.
 std::vector<int> reuse_distances_mib();
@@ -56,6 +60,28 @@ class ReuseSweep {
 std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
                                                 const std::vector<int>& distances_mib, int rounds,
                                                 ReuseSweep& sweep);
+
+/// The ranks of one node copying at the same time, as a phase's ranks do (the
+/// scatter's receivers each copy their tile into its haloed buffer at once): run on
+/// each of them, `start` is their barrier, `slowest` the largest of their values, so a
+/// sample is the slowest rank's copy while all copy. No MPI here: the caller's team.
+struct Together {
+  int ranks = 1;
+  std::function<void()> start;
+  std::function<double(double)> slowest;
+};
+
+/// Reuse distances, MiB, at which run_copies_together times the copies.
+std::vector<int> together_distances_mib();
+
+/// run_copy_after's copies (no mirroring) timed on every rank of `together` at once:
+/// each sample, every rank touches its own buffers and sweeps D MiB of its own, then all
+/// start the timed copy together; the value is the slowest rank's. Rows of operation
+/// perfdb::kComputeCopyAfterTogether, taps = D, threads = together.ranks (the same on
+/// every rank). Throws InvalidArgument on fewer than two ranks or no hooks.
+std::vector<perfdb::ComputeCost> run_copies_together(const std::vector<std::pair<int, int>>& shapes,
+                                                     const std::vector<int>& distances_mib, int rounds,
+                                                     ReuseSweep& sweep, const Together& together);
 
 /// Reuse distances, MiB, at which run_mirror_fresh times the x-mirror of a fresh tile.
 std::vector<int> fresh_mirror_distances_mib();

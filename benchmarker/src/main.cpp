@@ -268,8 +268,7 @@ class Measurement {
         std::vector<std::vector<pdb::ComputeCost>> passes;
         for (int pass = 0; pass < tb::kLocalPasses; ++pass) {
           tessera::release_free_image_buffers();  // the previous pass's buffers go back to the kernel
-          auto rows = tb::run_copy_after({{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}, distances,
-                                         opt_.quick ? 7 : 15, sweep);
+          auto rows = tb::run_copy_after(tb::after_copy_shapes(), distances, opt_.quick ? 7 : 15, sweep);
           auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, fresh_distances, opt_.quick ? 5 : 15, sweep);
           rows.insert(rows.end(), fresh.begin(), fresh.end());
           rows.push_back(tb::time_phase_call(*solo));
@@ -305,7 +304,25 @@ class Measurement {
       data.compute.insert(data.compute.end(), rows.begin(), rows.end());
     });
     budget_done_ += budget;
-    return gathers;
+    return gathers && copies_together();
+  }
+
+  // The same copies while every rank of rank 0's node copies too, as a phase's ranks
+  // copy their tiles at once (mpirun fills nodes in blocks: ranks 0..k-1 share it).
+  // Nothing to time with one rank per node.
+  bool copies_together() {
+    const int k = std::min(session_.size(), session_.ranks_per_node());
+    if (k < 2) return true;
+    std::optional<tessera::Team> node;
+    if (!agreed([&] { node.emplace(session_.team(k)); })) return false;
+    return agreed([&] {
+      if (!node->active()) return;
+      const auto distances = tb::together_distances_mib();
+      tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
+      const tb::Together together{k, [&] { node->barrier(); }, [&](double v) { return node->max(v); }};
+      auto rows = tb::run_copies_together(tb::after_copy_shapes(), distances, opt_.quick ? 5 : 9, sweep, together);
+      if (session_.is_root()) data.compute.insert(data.compute.end(), rows.begin(), rows.end());
+    });
   }
 
   // P-3PC spread over the run: the first pass of every pair (Step::first), one more pass

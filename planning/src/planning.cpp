@@ -339,6 +339,24 @@ scheduler::ThreadWake thread_wake_of(const perfdb::RunData& run) {
   return w;
 }
 
+// The copies timed on several ranks of one node at once (operation
+// "copy_after_together", taps = MiB each rank swept, threads = ranks), by the bytes the
+// node touched in all (taps x ranks, as the scheduler's run footprint counts a node's
+// ranks together), ascending. Empty when the run has none or a distance has fewer than
+// two copy widths.
+std::vector<scheduler::CopyAtDistance> copy_after_together_of(const perfdb::RunData& run) {
+  std::map<double, std::vector<scheduler::CopySample>> by_bytes;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeCopyAfterTogether && c.taps >= 1 && c.threads && *c.threads >= 2)
+      if (auto sample = copy_sample(c)) by_bytes[double(c.taps) * double(1 << 20) * *c.threads].push_back(*sample);
+  std::vector<scheduler::CopyAtDistance> out;
+  for (const auto& [bytes, samples] : by_bytes) {
+    if (row_widths(samples) < 2) return {};
+    out.push_back({bytes, scheduler::measured_copy_cost(samples)});
+  }
+  return out;
+}
+
 // Everything a run's compute rows give the models: compute, the local copies (in one
 // state and after each reuse distance), first touch, a gather's bookkeeping and the
 // thread pool's wake-up.
@@ -346,6 +364,7 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);
   m.copy_after = copy_after_of(run);
+  m.copy_after_together = copy_after_together_of(run);
   // An exchange's mirroring meets its tile right after the copy that wrote it, and what
   // that copy leaves in the caches depends on what the run streamed before it: priced at
   // each copy state's distance when measured so (the single state: the nearest

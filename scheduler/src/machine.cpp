@@ -114,10 +114,13 @@ std::vector<double> CopyCost::key() const {
   return k;
 }
 
-CopyCost MachineParams::copy_at(double bytes) const {
-  if (copy_after.empty()) return copy;
+namespace {
+
+// The copies of `table` (ascending distances, not empty) at `bytes`, `copy` serving the
+// fixed cost where the two distances around `bytes` do not both have it.
+CopyCost copy_at_distance(const std::vector<CopyAtDistance>& table, const CopyCost& copy, double bytes) {
   // The first distance at or beyond `bytes`, and the one before it; held at either end.
-  const auto [lo, hi, t] = log_bracket(copy_after, bytes, [](const CopyAtDistance& d) { return d.bytes; });
+  const auto [lo, hi, t] = log_bracket(table, bytes, [](const CopyAtDistance& d) { return d.bytes; });
   CopyCost out = hi.cost;
   if (&lo != &hi && bytes < hi.bytes) {
     for (double CopyCost::*field : {&CopyCost::per_row_ns, &CopyCost::per_float_ns, &CopyCost::mirror_row_ns,
@@ -139,6 +142,20 @@ CopyCost MachineParams::copy_at(double bytes) const {
   }
   // The fixed cost per plan run follows the distances only where both ends measured it.
   if (!(lo.cost.call_us > 0 && hi.cost.call_us > 0)) out.call_us = copy.call_us;
+  return out;
+}
+
+}  // namespace
+
+CopyCost MachineParams::copy_at(double bytes, bool together) const {
+  if (copy_after.empty()) return copy;
+  const CopyCost alone = copy_at_distance(copy_after, copy, bytes);
+  if (!together || copy_after_together.empty()) return alone;
+  CopyCost out = alone;
+  const CopyCost shared = copy_at_distance(copy_after_together, copy, bytes);
+  out.per_row_ns = shared.per_row_ns;
+  out.per_float_ns = shared.per_float_ns;
+  out.widths = shared.widths;
   return out;
 }
 

@@ -327,9 +327,13 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // step names one).
   if (g.halos.empty()) g.halos.push_back(program.halo);
   if (cache && cache->per_halo.size() < g.halos.size()) cache->per_halo.resize(g.halos.size());
-  // The local copies meet the cache state the run leaves: priced at its footprint.
-  const CopyCost copy =
-      machine.copy_after.empty() ? machine.copy : machine.copy_at(node_footprint_bytes(program, part, machine.placement));
+  // The local copies meet the cache state the run leaves: priced at its footprint, and,
+  // when several of the grid's ranks share a node, as copied by them at once (a phase's
+  // ranks copy their tiles at the same time).
+  const bool together = part.procs() > 1 && machine.placement.ranks_per_node != 1;
+  const CopyCost copy = machine.copy_after.empty()
+                            ? machine.copy
+                            : machine.copy_at(node_footprint_bytes(program, part, machine.placement), together);
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));

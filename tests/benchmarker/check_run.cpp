@@ -100,6 +100,16 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
     EXPECT_EQ(found.second, (std::set<int>{4, 32})) << mib << " MiB";
   }
   EXPECT_EQ(distances, (std::set<int>{1, 4, 16, 64, 128, 256}));
+  // The same 4 copies on both ranks of the node at once (2 ranks on one node), at each
+  // distance of benchmarker together_distances_mib.
+  std::map<int, int> together;  // MiB -> copies
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputeCopyAfterTogether) {
+      ++together[c.taps];
+      ASSERT_TRUE(c.threads);
+      EXPECT_EQ(*c.threads, 2);
+    }
+  EXPECT_EQ(together, (std::map<int, int>{{1, 4}, {16, 4}, {128, 4}}));
   std::set<int> call_distances;
   for (const auto& c : data.compute)
     if (c.operation == pdb::kComputePhaseCallAfter) call_distances.insert(c.taps);

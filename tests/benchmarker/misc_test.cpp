@@ -298,3 +298,35 @@ TEST(LocalPasses, PassesThatDifferInTheirRowsAreAnError) {
   EXPECT_FALSE(rows[0].q1);  // not every pass had one
   EXPECT_TRUE(rows[0].q3);
 }
+
+TEST(CopiesTogether, EverySampleStartsTogetherAndIsTheSlowestRanks) {
+  tb::ReuseSweep sweep(2);
+  int starts = 0, maxima = 0;
+  // The other rank is always slower: every value is its 7 ns per float.
+  const tb::Together together{2, [&] { ++starts; }, [&](double mine) {
+                                ++maxima;
+                                EXPECT_GT(mine, 0.0);
+                                return std::max(mine, 7.0);
+                              }};
+  const std::vector<std::pair<int, int>> shapes{{16, 4}, {8, 512}};
+  const auto rows = tb::run_copies_together(shapes, {1, 2}, 3, sweep, together);
+  EXPECT_EQ(starts, 3 * 2 * 2);
+  EXPECT_EQ(maxima, starts);
+  ASSERT_EQ(rows.size(), 4u);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    EXPECT_EQ(r.operation, tessera::perfdb::kComputeCopyAfterTogether);
+    EXPECT_EQ(r.taps, i < 2 ? 1 : 2);
+    EXPECT_EQ(r.tile_width, shapes[i % 2].second);
+    EXPECT_EQ(r.tile_height, shapes[i % 2].first);
+    ASSERT_TRUE(r.threads);
+    EXPECT_EQ(*r.threads, 2);  // ranks copying at once
+    EXPECT_EQ(r.ns_per_pixel, 7.0);
+  }
+  EXPECT_THROW(tb::run_copies_together(shapes, {1}, 1, sweep, tb::Together{1, together.start, together.slowest}),
+               tessera::InvalidArgument);
+  EXPECT_THROW(tb::run_copies_together(shapes, {1}, 1, sweep, tb::Together{2, {}, together.slowest}),
+               tessera::InvalidArgument);
+  EXPECT_THROW(tb::run_copies_together(shapes, {3}, 1, sweep, together), tessera::InvalidArgument);
+  EXPECT_THROW(tb::run_copies_together(shapes, {1}, 0, sweep, together), tessera::InvalidArgument);
+}

@@ -154,6 +154,34 @@ TEST(CopyCost, MeasuredWidthsFollowTheFootprintWidthByWidth) {
   EXPECT_NEAR(m.copy_at(1e12).row_ns(64), 40.0, 1e-12);  // held beyond the last distance
 }
 
+TEST(CopyCost, RanksCopyingTogetherTakeTheirWidthsFromTheirOwnTable) {
+  const double MiB = 1 << 20;
+  MachineParams m;
+  CopyCost near, far;
+  near.widths = {{4, 10.0}, {512, 100.0}};
+  far.widths = {{4, 30.0}, {512, 300.0}};
+  near.mirror_row_ns = 7.0;
+  near.fresh_mirrors = {{1024.0 * 1024, 3.0, 0.5}};
+  near.call_us = 0.2;
+  far.call_us = 0.4;
+  m.copy_after = {{4 * MiB, near}, {64 * MiB, far}};
+  // Without a together table, together is the one rank's copy.
+  EXPECT_EQ(m.copy_at(4 * MiB, true).key(), m.copy_at(4 * MiB).key());
+  CopyCost both_near, both_far;
+  both_near.widths = {{4, 15.0}, {512, 160.0}};
+  both_far.widths = {{4, 45.0}, {512, 420.0}};
+  m.copy_after_together = {{8 * MiB, both_near}, {128 * MiB, both_far}};
+  const CopyCost alone = m.copy_at(4 * MiB), together = m.copy_at(4 * MiB, true);
+  EXPECT_NEAR(alone.row_ns(512), 100.0, 1e-12);
+  EXPECT_NEAR(together.row_ns(512), 160.0, 1e-12);  // held below the first distance
+  EXPECT_NEAR(m.copy_at(32 * MiB, true).row_ns(4), 30.0, 1e-12);  // halfway in log bytes
+  // The mirroring and the fixed cost stay the one rank's (measured alone).
+  EXPECT_EQ(together.mirror_row_ns, alone.mirror_row_ns);
+  ASSERT_EQ(together.fresh_mirrors.size(), 1u);
+  EXPECT_EQ(together.fresh_mirrors[0].row_ns, 3.0);
+  EXPECT_EQ(together.call_us, alone.call_us);
+}
+
 TEST(LocalWork, OftScatterOnTwoRanksByHand) {
   // 1x2, 10x8: two 10x4 tiles, row bands (cc). The root sends (S) then copies its own
   // tile; rank 1 copies after its receive completes at max(R, F).

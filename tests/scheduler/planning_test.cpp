@@ -478,6 +478,34 @@ planning::LoadedMachine load_local_rows(const std::string& name, const std::vect
 
 // Copies and x-mirroring after a sweep of D MiB: one fit per distance, read back from
 // the rows tessera-bench writes (each row generated from known coefficients).
+// Copies timed on two ranks at once: keyed by what the node swept in all (taps MiB on
+// each of `threads` ranks), as the run footprint counts a node's ranks together.
+TEST(Planning, CopiesTogetherArePricedByTheNodesBytes) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](auto... args) { rows.push_back(local_row(args...)); };
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
+    row(perfdb::kComputeCopy, 1, floats, nrows, 1.0, 0.25);
+    row(perfdb::kComputeCopyAfter, 4, floats, nrows, 2.0, 0.3);
+    row(perfdb::kComputeCopyAfter, 256, floats, nrows, 20.0, 0.5);
+    for (int mib : {1, 128}) {
+      row(perfdb::kComputeCopyAfterTogether, mib, floats, nrows, mib == 1 ? 3.0 : 30.0, mib == 1 ? 0.4 : 0.8);
+      rows.back().threads = 2;
+    }
+  }
+  const auto loaded = load_local_rows("together", rows);
+  const auto& both = loaded.params.copy_after_together;
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_DOUBLE_EQ(both[0].bytes, 2.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(both[1].bytes, 256.0 * (1 << 20));
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
+    EXPECT_NEAR(both[0].cost.us(nrows, floats), nrows * (3.0 + floats * 0.4) / 1000, 1e-9) << floats;
+    EXPECT_NEAR(both[1].cost.us(nrows, floats), nrows * (30.0 + floats * 0.8) / 1000, 1e-9) << floats;
+  }
+  // The one rank's copies are not touched by them.
+  ASSERT_EQ(loaded.params.copy_after.size(), 2u);
+  EXPECT_NEAR(loaded.params.copy_after[1].cost.us(512, 512), 512 * (20.0 + 512 * 0.5) / 1000, 1e-9);
+}
+
 TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   std::vector<perfdb::ComputeCost> rows;
   auto row = [&](auto... args) { rows.push_back(local_row(args...)); };
@@ -534,6 +562,7 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   EXPECT_NEAR(loaded.params.copy_at(16.0 * (1 << 20)).call_us, 0.06,
               1e-12);  // one end unmeasured: the plain one
   for (const auto& note : loaded.notes) EXPECT_EQ(note.find("copy_after"), std::string::npos) << note;
+  EXPECT_TRUE(loaded.params.copy_after_together.empty());  // none measured
   // A gather phase's bookkeeping: 250 ns for one result, 350 ns for each further one,
   // less the 60 ns plain phase_call of each result's plan.
   EXPECT_NEAR(loaded.params.gather_bookkeeping.one_us, 0.19, 1e-12);

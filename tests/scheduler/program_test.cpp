@@ -590,4 +590,20 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
   const double one = price_program(p, plan, ModelKind::p3pc, m).phases.exchange;
   m.placement.ranks_per_node = 2;
   EXPECT_GT(price_program(p, plan, ModelKind::p3pc, m).phases.exchange, one);
+
+  // Copies timed with the node's ranks copying at once price the grid's copies when its
+  // ranks share a node, not when each has a node of its own.
+  CopyCost both{8.0, 0.75};
+  m.copy_after_together = {{2 * MiB, both}, {128 * MiB, both}};
+  for (int per_node : {1, 2}) {
+    m.placement.ranks_per_node = per_node;
+    const double footprint = per_node == 2 ? root + other : root;
+    MachineParams flat = m;
+    flat.copy = m.copy_at(footprint, per_node == 2);
+    flat.copy_after.clear();
+    flat.copy_after_together.clear();
+    const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
+    EXPECT_DOUBLE_EQ(c.phases.scatter, price_program(p, plan, ModelKind::p3pc, flat).phases.scatter) << per_node;
+    EXPECT_EQ(flat.copy.row_ns(1024), (per_node == 2 ? both : m.copy_at(footprint)).row_ns(1024)) << per_node;
+  }
 }

@@ -192,6 +192,12 @@ inline constexpr char kComputeCopy[] = "copy";
 /// scheduler prices them at the distance of the run's bytes on the node. Axis "x";
 /// tile = floats x rows as for "copy"; ns per float.
 inline constexpr char kComputeCopyAfter[] = "copy_after";
+/// The same copies timed on `threads` ranks of one node at once (each its own buffers
+/// and sweep, all starting the timed copy together; the slowest rank's time), as a
+/// phase's ranks copy their tiles at the same time and share the node's memory
+/// bandwidth. Axis "x", taps = MiB, tile = floats x rows; ns per float; `threads` here
+/// counts ranks, not TBB threads.
+inline constexpr char kComputeCopyAfterTogether[] = "copy_after_together";
 /// The executor's mirroring along x (tessera::mirror_image_edges) in that same state:
 /// `tile_height` rows (both sides of a tile counted) of `tile_width` halo floats each
 /// filled from the row's edge; taps = MiB touched elsewhere since; ns per float.

@@ -247,6 +247,11 @@ struct MachineParams {
   /// The same copies as a pipeline's run leaves their buffers, by reuse distance
   /// (ascending bytes); empty (databases before them): `copy` serves every distance.
   std::vector<CopyAtDistance> copy_after;
+  /// The same copies timed on several ranks of one node at once (tessera-bench's
+  /// copy_after_together rows, ascending bytes): what they cost when a phase's ranks
+  /// share the node's memory bandwidth. Empty (one rank per node, or runs before them):
+  /// copy_after serves.
+  std::vector<CopyAtDistance> copy_after_together;
   FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
   GatherBookkeeping gather_bookkeeping;  ///< per gather step, beyond its plans
   ThreadWake thread_wake;                ///< per compute step that follows communication
@@ -259,7 +264,10 @@ struct MachineParams {
   /// footprint): copy_after's coefficients interpolated linearly in log bytes, held at
   /// the nearest end outside the measured distances; `copy` when copy_after is empty.
   /// call_us likewise where the distances have it (phase_call_after rows), else copy's.
-  CopyCost copy_at(double bytes) const;
+  /// With `together` (ranks of one node copying at once) and copy_after_together
+  /// measured, the copies' widths come from that table at `bytes`; the mirroring and
+  /// call_us stay copy_after's (measured on one rank).
+  CopyCost copy_at(double bytes, bool together = false) const;
 };
 
 /// Parses SPEC's P-3PC CSV (header `path,layout,floats,time_us`, `floats` counts 4-byte
