@@ -103,6 +103,27 @@ Spread summarize(const std::vector<double>& samples) {
           int(s.size())};
 }
 
+BandwidthWatch::BandwidthWatch(double slow_fraction) : slow_fraction_(slow_fraction) {
+  if (!(slow_fraction > 0 && slow_fraction < 1)) throw InvalidArgument("slow fraction must lie in (0, 1)");
+}
+
+void BandwidthWatch::add(double gbs) {
+  if (!(std::isfinite(gbs) && gbs > 0)) throw InvalidArgument("memory bandwidth reading must be positive");
+  readings_.push_back(gbs);
+  best_ = std::max(best_, gbs);
+}
+
+void BandwidthWatch::calibrate(double gbs) { add(gbs); }
+
+bool BandwidthWatch::round(double before_gbs, double after_gbs) {
+  add(before_gbs);
+  add(after_gbs);
+  ++rounds_;
+  const bool slow = std::min(before_gbs, after_gbs) < slow_fraction_ * best_;
+  slow_rounds_ += slow;
+  return slow;
+}
+
 Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_disturbed) {
   std::vector<double> all, quiet;
   for (const auto& s : samples) {

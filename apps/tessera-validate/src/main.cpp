@@ -26,6 +26,7 @@
 #include "tessera/result_set.hpp"
 #include "tessera/scheduler/model.hpp"
 #include "tessera/session.hpp"
+#include "tessera/statistics.hpp"
 #include "tessera/validate/analysis.hpp"
 #include "tessera/validate/baselines.hpp"
 #include "tessera/validate/programs.hpp"
@@ -73,7 +74,8 @@ po::options_description describe_options(Options& o) {
        "plans run end to end besides the models' and the baseline's choices: the best by their\n"
        "measured phases added up")
       ("keep-disturbed", po::bool_switch(&o.keep_disturbed),
-       "summarise every sample, also those during which a rank was preempted (by default such\n"
+       "summarise every sample, also those during which a rank was preempted or whose round\n"
+       "ran while the memory bandwidth was below 60 % of the launch's best (by default such\n"
        "samples are repeated, up to 3x --repeats rounds, and left out when every item of a\n"
        "scenario has enough undisturbed ones)")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
@@ -116,6 +118,9 @@ std::vector<T> parse_list(const std::string& text, const char* option, T lowest)
   }
   return out;
 }
+
+// Readings of the memory bandwidth before the first scenario (BandwidthWatch's reference).
+constexpr int kBandwidthCalibration = 8;
 
 void progress(const std::string& line) { std::cerr << "tessera-validate: " << line << std::endl; }
 
@@ -283,6 +288,7 @@ struct Results {
   std::vector<std::string> models;  ///< models that priced something
   std::vector<std::string> baselines;  ///< kBaselines
   std::vector<std::string> notes;
+  BandwidthWatch watch;  ///< the same on every rank
 };
 
 // The charts, CSVs and index as one result set: they replace --output whole when the
@@ -521,7 +527,8 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
   session.agree([&] {
-    phases = measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report);
+    phases =
+        measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report, &r.watch);
   }, Session::Wait::sleep);
   std::string plan_text;
   auto baselines = baselines_for(sc);
@@ -534,7 +541,7 @@ void run_scenario(const Session& session, const Options& o, const Parameters& pa
   std::vector<Observation> totals;
   std::vector<ProgramStep> trace;
   session.agree([&] {
-    totals = measure_program_end_to_end(session, *program, image, sc, index, plans, rep, report, &trace);
+    totals = measure_program_end_to_end(session, *program, image, sc, index, plans, rep, report, &trace, &r.watch);
   });
   session.agree([&] {
     if (!session.is_root()) return;
@@ -598,7 +605,16 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                         ? "every sample counts, also those during which a rank was preempted (--keep-disturbed)"
                         : std::to_string(left_out) + " of " + std::to_string(taken) +
                               " samples left out: a rank was preempted during them (involuntary context "
-                              "switch); --keep-disturbed keeps them");
+                              "switch) or their round ran while the memory bandwidth was low (below); "
+                              "--keep-disturbed keeps them");
+  const auto& bw = r.watch.readings();
+  const double bw_median = bw.empty() ? 0.0 : stats::median(bw);
+  const double bw_min = bw.empty() ? 0.0 : *std::min_element(bw.begin(), bw.end());
+  r.notes.push_back("memory bandwidth of an independent 32 MiB copy on every rank, read before and after each round: " +
+                    fmt(bw_median, 1) + " GB/s median [" + fmt(bw_min, 1) + "-" + fmt(r.watch.best(), 1) + "]; " +
+                    std::to_string(r.watch.slow_rounds()) + " of " + std::to_string(r.watch.rounds()) +
+                    " timed rounds ran below " + fmt(100 * r.watch.slow_fraction(), 0) +
+                    " % of the best, their samples counted as disturbed (a shared host's other tenants)");
   r.notes.push_back(
       "plans that run the same steps on every rank (one rank's oft, sbt and bcast scatters, for instance) are "
       "one execution: it is measured end to end once, under the first algorithm's name, and every pick of one "
@@ -630,6 +646,9 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   summary["keep_disturbed"] = o.keep_disturbed;
   summary["samples"] = taken;
   summary["disturbed_samples_left_out"] = left_out;
+  summary["memory_bandwidth"] = {{"median_gbs", bw_median}, {"min_gbs", bw_min},
+                                 {"best_gbs", r.watch.best()}, {"rounds", r.watch.rounds()},
+                                 {"slow_rounds", r.watch.slow_rounds()}, {"slow_fraction", r.watch.slow_fraction()}};
   summary["notes"] = r.notes;
   summary["output"] = o.output.string();
   summary["wall_seconds"] = wall;
@@ -654,6 +673,11 @@ int run(const Session& session, int argc, char** argv) {
   const Parameters params = load_parameters(session, o, models, r);
   r.models = params.usable;
   for (auto b : kBaselines) r.baselines.emplace_back(b);
+  // The watch's reference: the best of a few readings before the first scenario.
+  session.agree([&] {
+    const Team world = session.team(session.size());
+    for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.calibrate(memory_bandwidth_gbs(world));
+  });
   for (std::size_t si = 0; si < r.scenarios.size(); ++si) run_scenario(session, o, params, si, r);
   session.agree([&] {
     if (session.is_root()) finish(session, o, *outputs, r, params.machine_name, started);

@@ -48,6 +48,23 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
   return order;
 }
 
+// One round read by the watch before and after it (timed rounds only): `run` is the
+// round, `pushed` the items that took a sample in it (their last), marked disturbed
+// when the round ran slow.
+template <class Round>
+void watched_round(const Team& world, BandwidthWatch* watch, bool timed, std::vector<std::vector<Sample>>& samples,
+                   const std::vector<std::size_t>& pushed, Round&& run) {
+  if (!watch || !timed) {
+    run();
+    return;
+  }
+  const double before = memory_bandwidth_gbs(world);
+  run();
+  const double after = memory_bandwidth_gbs(world);
+  if (watch->round(before, after))
+    for (std::size_t k : pushed) samples[k].back().disturbed = true;
+}
+
 // Observations of the items' pooled samples, summarised as one set.
 std::vector<Observation> summarise(const std::vector<Observation>& shells, const std::vector<std::vector<Sample>>& pools,
                                    const Repetition& rep) {
@@ -59,10 +76,30 @@ std::vector<Observation> summarise(const std::vector<Observation>& shells, const
 
 }  // namespace
 
+double memory_bandwidth_gbs(const Team& world) {
+  constexpr std::size_t kFloats = std::size_t(8) << 20;  // 32 MiB
+  static const detail::FloatBuffer from = [] {
+    auto b = detail::allocate_floats(kFloats);
+    std::fill_n(b.get(), kFloats, 1.0f);
+    return b;
+  }();
+  static const detail::FloatBuffer to = [] {
+    auto b = detail::allocate_floats(kFloats);
+    std::fill_n(b.get(), kFloats, 0.0f);
+    return b;
+  }();
+  world.barrier();
+  const double t0 = Team::now();
+  std::copy_n(from.get(), kFloats, to.get());
+  const double mine = 2.0 * sizeof(float) * double(kFloats) / std::max(Team::now() - t0, 1e-9) / 1e9;
+  return -world.max(-mine);  // the slowest rank's
+}
+
 std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
                                                 const Image& image, const Scenario& scenario, int scenario_index,
                                                 const std::vector<Grid>& grids, bool compute_by_exchange,
-                                                const Repetition& repetition, const Progress& progress) {
+                                                const Repetition& repetition, const Progress& progress,
+                                                BandwidthWatch* watch) {
   std::vector<Plan> items;
   for (const Grid& g : grids)
     for (const Plan& p : covering_plans(g)) items.push_back(p);
@@ -72,26 +109,29 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     const auto order = next_round(samples, repetition, round, unsigned(4241 * scenario_index + round));
     if (order.empty()) break;
-    for (std::size_t k : order) {
-      const bool working = session.rank() < items[k].procs();
-      PhaseSeconds t;
-      const long p0 = preemptions();
-      program.run(session, image, items[k], &t);
-      const double moved = working ? double(preemptions() - p0) : 0.0;
-      if (!working) t = PhaseSeconds{};
-      // The slowest working rank's view of each phase (idle ranks give 0).
-      PhaseSeconds worst;
-      worst.scatter = world.max(t.scatter);
-      worst.exchange = world.max(t.exchange);
-      worst.compute = world.max(t.compute);
-      worst.gather = world.max(t.gather);
-      worst.total = world.max(t.total);
-      const bool disturbed = world.max(moved) > 0;
-      if (round >= repetition.warmup) {
-        samples[k].push_back({worst.total * 1e6, disturbed});
-        phases[k].push_back(worst);
+    const bool timed = round >= repetition.warmup;
+    watched_round(world, watch, timed, samples, order, [&] {
+      for (std::size_t k : order) {
+        const bool working = session.rank() < items[k].procs();
+        PhaseSeconds t;
+        const long p0 = preemptions();
+        program.run(session, image, items[k], &t);
+        const double moved = working ? double(preemptions() - p0) : 0.0;
+        if (!working) t = PhaseSeconds{};
+        // The slowest working rank's view of each phase (idle ranks give 0).
+        PhaseSeconds worst;
+        worst.scatter = world.max(t.scatter);
+        worst.exchange = world.max(t.exchange);
+        worst.compute = world.max(t.compute);
+        worst.gather = world.max(t.gather);
+        worst.total = world.max(t.total);
+        const bool disturbed = world.max(moved) > 0;
+        if (timed) {
+          samples[k].push_back({worst.total * 1e6, disturbed});
+          phases[k].push_back(worst);
+        }
       }
-    }
+    });
     if (session.is_root() && progress)
       progress(to_string(scenario) + ": phases, round " + std::to_string(round + 1) + " (" +
                std::to_string(order.size()) + " of " + std::to_string(items.size()) + " runs)" +
@@ -147,28 +187,31 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
                                                     const Image& image, const Scenario& scenario,
                                                     int scenario_index, const std::vector<Plan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
-                                                    std::vector<ProgramStep>* communication) {
+                                                    std::vector<ProgramStep>* communication, BandwidthWatch* watch) {
   std::vector<std::vector<Sample>> samples(plans.size());
   const Team world = session.team(session.size());
   bool traced = false;
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     const auto order = next_round(samples, repetition, round, unsigned(6151 * scenario_index + round));
     if (order.empty()) break;
-    for (std::size_t k : order) {
-      // Idle ranks wait inside run() and report 0: the time is the working ranks'.
-      const bool working = session.rank() < plans[k].procs();
-      ProgramResults results;
-      world.barrier();
-      const long p0 = preemptions();
-      const double t0 = Team::now();
-      results = program.run(session, image, plans[k]);
-      const double elapsed = working ? Team::now() - t0 : 0.0;
-      const double moved = working ? double(preemptions() - p0) : 0.0;
-      const Sample s{world.max(elapsed) * 1e6, world.max(moved) > 0};
-      if (round >= repetition.warmup) samples[k].push_back(s);
-      if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
-      traced = true;
-    }
+    const bool timed = round >= repetition.warmup;
+    watched_round(world, watch, timed, samples, order, [&] {
+      for (std::size_t k : order) {
+        // Idle ranks wait inside run() and report 0: the time is the working ranks'.
+        const bool working = session.rank() < plans[k].procs();
+        ProgramResults results;
+        world.barrier();
+        const long p0 = preemptions();
+        const double t0 = Team::now();
+        results = program.run(session, image, plans[k]);
+        const double elapsed = working ? Team::now() - t0 : 0.0;
+        const double moved = working ? double(preemptions() - p0) : 0.0;
+        const Sample s{world.max(elapsed) * 1e6, world.max(moved) > 0};
+        if (timed) samples[k].push_back(s);
+        if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
+        traced = true;
+      }
+    });
     if (session.is_root() && progress)
       progress(to_string(scenario) + ": end to end, round " + std::to_string(round + 1) + " (" +
                std::to_string(order.size()) + " of " + std::to_string(plans.size()) + " plans)" +

@@ -34,6 +34,12 @@ struct Repetition {
 /// Progress lines (root only).
 using Progress = std::function<void(const std::string&)>;
 
+/// The slowest rank's memory bandwidth, GB/s, as a plain copy of 32 MiB into another
+/// 32 MiB (beyond a last-level cache) sees it, every rank copying at once: the reading
+/// BandwidthWatch takes before and after each round. Collective over `world` (every
+/// rank of the session).
+double memory_bandwidth_gbs(const Team& world);
+
 /// Times an app's `program` phase by phase: for every grid, each of covering_plans(grid)
 /// runs with Program::run(..., PhaseSeconds*) (barriers between the phases; each phase
 /// the maximum over the ranks). Observations: scatter per scatter algorithm, exchange
@@ -46,11 +52,14 @@ using Progress = std::function<void(const std::string&)>;
 /// finds the caches, the buffers and the peers as the program's own previous phase
 /// leaves them: the state the scheduler prices. A run is one item of the repetition.
 /// `image` is read on the root only. Observations on the root, empty elsewhere. Collective over
-/// the session (every rank takes part in every run; ranks beyond the plan idle).
+/// the session (every rank takes part in every run; ranks beyond the plan idle). With
+/// `watch`, every timed round is read before and after (memory_bandwidth_gbs, the same on
+/// every rank) and a slow round's samples count as disturbed (here and end to end).
 std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
                                                 const Image& image, const Scenario& scenario, int scenario_index,
                                                 const std::vector<Grid>& grids, bool compute_by_exchange,
-                                                const Repetition& repetition, const Progress& progress);
+                                                const Repetition& repetition, const Progress& progress,
+                                                BandwidthWatch* watch = nullptr);
 
 /// Times Program::run end to end for each plan, without phase barriers: a barrier, the
 /// run, the maximum over the plan's working ranks. Observations with phase total on the
@@ -59,7 +68,8 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
                                                     const Image& image, const Scenario& scenario,
                                                     int scenario_index, const std::vector<Plan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
-                                                    std::vector<ProgramStep>* communication = nullptr);
+                                                    std::vector<ProgramStep>* communication = nullptr,
+                                                    BandwidthWatch* watch = nullptr);
 
 /// MPI_Dims_create(procs, 2) (local).
 std::array<int, 2> mpi_dims(int procs);

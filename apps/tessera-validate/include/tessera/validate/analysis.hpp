@@ -82,6 +82,33 @@ Spread summarize(const std::vector<Sample>& samples, int min_quiet, bool keep_di
 std::vector<Spread> summarize_set(const std::vector<std::vector<Sample>>& samples, int min_quiet,
                                   bool keep_disturbed = false);
 
+/// The machine's memory bandwidth as an independent copy sees it, read before and after
+/// each round of a scenario's runs: on a shared host it drops for seconds at a time while
+/// other tenants stream memory (this project's VM: 6-23 GB/s within a minute), and every
+/// memory-bound phase with it. A round whose reading (the slowest rank's) falls below
+/// `slow_fraction` of the best reading so far ran on a slower machine than the one the
+/// benchmark measured: its samples count as disturbed, as a preempted one's do.
+class BandwidthWatch {
+ public:
+  explicit BandwidthWatch(double slow_fraction = 0.6);
+  /// A reading outside any round (calibration): raises the reference only.
+  void calibrate(double gbs);
+  /// A round's readings before and after it, GB/s; true if either was slow. Throws
+  /// InvalidArgument on a reading that is not a positive finite number.
+  bool round(double before_gbs, double after_gbs);
+  double slow_fraction() const { return slow_fraction_; }
+  double best() const { return best_; }
+  int rounds() const { return rounds_; }
+  int slow_rounds() const { return slow_rounds_; }
+  const std::vector<double>& readings() const { return readings_; }
+
+ private:
+  void add(double gbs);
+  double slow_fraction_ = 0.6, best_ = 0;
+  int rounds_ = 0, slow_rounds_ = 0;
+  std::vector<double> readings_;
+};
+
 /// Phases validated; `total` is the whole pipeline end to end.
 enum class Phase { scatter, exchange, compute, gather, total };
 inline constexpr std::array kPhases{Phase::scatter, Phase::exchange, Phase::compute, Phase::gather,
