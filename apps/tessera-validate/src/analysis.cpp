@@ -115,11 +115,14 @@ void BandwidthWatch::add(double gbs) {
 
 void BandwidthWatch::calibrate(double gbs) { add(gbs); }
 
+double BandwidthWatch::reference() const { return readings_.empty() ? 0.0 : stats::median(readings_); }
+
 bool BandwidthWatch::round(double before_gbs, double after_gbs) {
+  const double reference = this->reference();
   add(before_gbs);
   add(after_gbs);
   ++rounds_;
-  const bool slow = std::min(before_gbs, after_gbs) < slow_fraction_ * best_;
+  const bool slow = std::min(before_gbs, after_gbs) < slow_fraction_ * reference;
   slow_rounds_ += slow;
   return slow;
 }

@@ -75,7 +75,7 @@ po::options_description describe_options(Options& o) {
        "measured phases added up")
       ("keep-disturbed", po::bool_switch(&o.keep_disturbed),
        "summarise every sample, also those during which a rank was preempted or whose round\n"
-       "ran while the memory bandwidth was below 60 % of the launch's best (by default such\n"
+       "read a memory bandwidth below 60 % of the launch's median (by default such\n"
        "samples are repeated, up to 3x --repeats rounds, and left out when every item of a\n"
        "scenario has enough undisturbed ones)")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
@@ -613,8 +613,9 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   r.notes.push_back("memory bandwidth of an independent 32 MiB copy on every rank, read before and after each round: " +
                     fmt(bw_median, 1) + " GB/s median [" + fmt(bw_min, 1) + "-" + fmt(r.watch.best(), 1) + "]; " +
                     std::to_string(r.watch.slow_rounds()) + " of " + std::to_string(r.watch.rounds()) +
-                    " timed rounds ran below " + fmt(100 * r.watch.slow_fraction(), 0) +
-                    " % of the best, their samples counted as disturbed (a shared host's other tenants)");
+                    " timed rounds read below " + fmt(100 * r.watch.slow_fraction(), 0) +
+                    " % of the median reading before them, their samples counted as disturbed (a shared "
+                    "host's other tenants)");
   r.notes.push_back(
       "plans that run the same steps on every rank (one rank's oft, sbt and bcast scatters, for instance) are "
       "one execution: it is measured end to end once, under the first algorithm's name, and every pick of one "

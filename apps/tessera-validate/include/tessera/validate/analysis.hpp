@@ -86,16 +86,21 @@ std::vector<Spread> summarize_set(const std::vector<std::vector<Sample>>& sample
 /// each round of a scenario's runs: on a shared host it drops for seconds at a time while
 /// other tenants stream memory (this project's VM: 6-23 GB/s within a minute), and every
 /// memory-bound phase with it. A round whose reading (the slowest rank's) falls below
-/// `slow_fraction` of the best reading so far ran on a slower machine than the one the
-/// benchmark measured: its samples count as disturbed, as a preempted one's do.
+/// `slow_fraction` of the median reading so far ran on a slower machine than usual: its
+/// samples count as disturbed, as a preempted one's do. (The median, not the best: a copy
+/// that finds part of its source in the last-level cache reads up to twice the usual,
+/// and against such a reading most rounds of a launch counted as slow.)
 class BandwidthWatch {
  public:
   explicit BandwidthWatch(double slow_fraction = 0.6);
-  /// A reading outside any round (calibration): raises the reference only.
+  /// A reading outside any round (calibration): part of the reference only.
   void calibrate(double gbs);
-  /// A round's readings before and after it, GB/s; true if either was slow. Throws
-  /// InvalidArgument on a reading that is not a positive finite number.
+  /// A round's readings before and after it, GB/s; true if either was slow against the
+  /// median of the readings before them (none yet: not slow). Throws InvalidArgument on
+  /// a reading that is not a positive finite number.
   bool round(double before_gbs, double after_gbs);
+  /// The median of the readings so far (0 without any).
+  double reference() const;
   double slow_fraction() const { return slow_fraction_; }
   double best() const { return best_; }
   int rounds() const { return rounds_; }
