@@ -115,20 +115,20 @@ double allreduce_us(const CostModel& model, const Placement& placement, int proc
 }
 
 int compute_threads(const Placement& place, int procs) {
-  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  const int on_node = place.ranks_on_node(procs);
   // Fewer ranks than cores: the library gives each rank cores / ranks threads
   // (Session::threads_for).
   return place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
 }
 
 int compute_team(const Placement& place, int procs, int threads) {
-  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  const int on_node = place.ranks_on_node(procs);
   const bool fits = place.cores_per_node > 0 && on_node * std::max(threads, 1) <= place.cores_per_node;
   return on_node > 1 && fits && !(place.cpu_quota > 0) ? on_node : 1;
 }
 
 double compute_rounds(const Placement& place, int procs) {
-  const int on_node = place.ranks_per_node > 0 ? std::min(place.ranks_per_node, procs) : procs;
+  const int on_node = place.ranks_on_node(procs);
   const double q = place.cpu_quota;
   if (q > 0 && (place.cores_per_node <= 0 || q < place.cores_per_node)) {
     // The node's ranks share q cores' worth of time; the rates were measured by one rank
@@ -228,7 +228,7 @@ MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int r
 double node_footprint_bytes(const ProgramDescription& program, const Partition& part, const Placement& placement) {
   const Plan plan{part.grid(), ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
   const int P = part.procs();
-  const int on_node = placement.ranks_per_node > 0 ? std::min(P, placement.ranks_per_node) : P;
+  const int on_node = placement.ranks_on_node(P);
   double bytes = double(mapped_on(program, plan, 0, nullptr).total()) + 4.0 * double(part.image().area());
   if (on_node > 1) bytes += double(on_node - 1) * double(mapped_on(program, plan, 1, nullptr).total());
   return bytes;
@@ -330,7 +330,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // The local copies meet the cache state the run leaves: priced at its footprint, and,
   // when several of the grid's ranks share a node, as copied by them at once (a phase's
   // ranks copy their tiles at the same time).
-  const bool together = part.procs() > 1 && machine.placement.ranks_per_node != 1;
+  const bool together = machine.placement.ranks_on_node(part.procs()) > 1;
   const CopyCost copy = machine.copy_after.empty()
                             ? machine.copy
                             : machine.copy_at(node_footprint_bytes(program, part, machine.placement), together);

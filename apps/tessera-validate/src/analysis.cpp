@@ -110,12 +110,15 @@ BandwidthWatch::BandwidthWatch(double slow_fraction) : slow_fraction_(slow_fract
 void BandwidthWatch::add(double gbs) {
   if (!(std::isfinite(gbs) && gbs > 0)) throw InvalidArgument("memory bandwidth reading must be positive");
   readings_.push_back(gbs);
-  best_ = std::max(best_, gbs);
 }
 
 void BandwidthWatch::calibrate(double gbs) { add(gbs); }
 
 double BandwidthWatch::reference() const { return readings_.empty() ? 0.0 : stats::median(readings_); }
+
+double BandwidthWatch::best() const {
+  return readings_.empty() ? 0.0 : *std::max_element(readings_.begin(), readings_.end());
+}
 
 bool BandwidthWatch::round(double before_gbs, double after_gbs) {
   const double reference = this->reference();

@@ -26,7 +26,6 @@
 #include "tessera/result_set.hpp"
 #include "tessera/scheduler/model.hpp"
 #include "tessera/session.hpp"
-#include "tessera/statistics.hpp"
 #include "tessera/validate/analysis.hpp"
 #include "tessera/validate/baselines.hpp"
 #include "tessera/validate/programs.hpp"
@@ -608,7 +607,7 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                               "switch) or their round ran while the memory bandwidth was low (below); "
                               "--keep-disturbed keeps them");
   const auto& bw = r.watch.readings();
-  const double bw_median = bw.empty() ? 0.0 : stats::median(bw);
+  const double bw_median = r.watch.reference();
   const double bw_min = bw.empty() ? 0.0 : *std::min_element(bw.begin(), bw.end());
   r.notes.push_back("memory bandwidth of an independent 32 MiB copy on every rank, read before and after each round: " +
                     fmt(bw_median, 1) + " GB/s median [" + fmt(bw_min, 1) + "-" + fmt(r.watch.best(), 1) + "]; " +
@@ -674,7 +673,7 @@ int run(const Session& session, int argc, char** argv) {
   const Parameters params = load_parameters(session, o, models, r);
   r.models = params.usable;
   for (auto b : kBaselines) r.baselines.emplace_back(b);
-  // The watch's reference: the best of a few readings before the first scenario.
+  // The watch's first readings, before the first scenario: its reference from the start.
   session.agree([&] {
     const Team world = session.team(session.size());
     for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.calibrate(memory_bandwidth_gbs(world));

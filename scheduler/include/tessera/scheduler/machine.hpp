@@ -232,6 +232,9 @@ struct Placement {
   /// quota. Ranks sharing a quota compute more slowly together (compute_rounds).
   double cpu_quota = 0;
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
+  /// Ranks of a `procs`-rank job on its busiest node (nodes filled in blocks; all of
+  /// them when ranks_per_node is unknown).
+  int ranks_on_node(int procs) const { return ranks_per_node > 0 ? std::min(ranks_per_node, procs) : procs; }
   Level level(int a, int b) const { return node_of(a) == node_of(b) ? Level::intra : Level::inter; }
 };
 

@@ -102,14 +102,15 @@ class BandwidthWatch {
   /// The median of the readings so far (0 without any).
   double reference() const;
   double slow_fraction() const { return slow_fraction_; }
-  double best() const { return best_; }
+  /// The highest reading so far (0 without any).
+  double best() const;
   int rounds() const { return rounds_; }
   int slow_rounds() const { return slow_rounds_; }
   const std::vector<double>& readings() const { return readings_; }
 
  private:
   void add(double gbs);
-  double slow_fraction_ = 0.6, best_ = 0;
+  double slow_fraction_ = 0.6;
   int rounds_ = 0, slow_rounds_ = 0;
   std::vector<double> readings_;
 };
