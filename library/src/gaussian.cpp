@@ -382,7 +382,22 @@ void mirror_image_edges(View tile, Halo halo, const Box& box, int image_width, i
       for (int k = 1; k <= halo.x; ++k) from_left.push_back(reflect_101(-k, image_width) - box.x0);
     if (right)
       for (int k = 1; k <= halo.x; ++k) from_right.push_back(reflect_101(box.x1() - 1 + k, image_width) - box.x0);
+    // Each row's edges sit on lines of their own (rows are a page or more apart in the
+    // tiles where it matters), which the hardware prefetchers do not follow: after the
+    // scatter's copy of a 2048² tile the loop waited on one row's misses at a time
+    // (halo 19: 115-126 µs). Asking for the lines kPrefetchRows rows ahead, for
+    // writing, keeps several rows' misses in flight (60 µs; 4 rows ahead: 71-76 µs).
+    constexpr int kPrefetchRows = 16;
+    const int left_from = left ? -halo.x : 0, left_to = left ? halo.x + 1 : 0;
+    const int right_from = right ? w - 1 - halo.x : w, right_to = right ? w + halo.x : w;
     for (int y = 0; y < h; ++y) {
+      if (y + kPrefetchRows < h) {
+        const float* ahead = tile.row(y + kPrefetchRows);
+        for (int x = left_from; x < left_to; x += 16) __builtin_prefetch(ahead + x, 1);
+        if (left_to > left_from) __builtin_prefetch(ahead + left_to - 1, 1);
+        for (int x = right_from; x < right_to; x += 16) __builtin_prefetch(ahead + x, 1);
+        if (right_to > right_from) __builtin_prefetch(ahead + right_to - 1, 1);
+      }
       float* row = tile.row(y);
       for (int k = 0; k < int(from_left.size()); ++k) row[-1 - k] = row[from_left[std::size_t(k)]];
       for (int k = 0; k < int(from_right.size()); ++k) row[w + k] = row[from_right[std::size_t(k)]];
