@@ -138,7 +138,9 @@ std::vector<TileClass> tile_classes(const CostModel& m, const Geometry& g, const
 double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& pl, const CopyCost& copy) {
   const Layout lay = g.X == 1 ? Layout::cc : Layout::nc;
   const auto segs = segments_from_root(pl, g.P);
-  const auto cls = tile_classes(m, g, segs, lay, copy,
+  // The receivers copy out of the buffer the message has just filled; the root (below)
+  // out of the image.
+  const auto cls = tile_classes(m, g, segs, lay, copy_reading(copy, Store::received),
                                 [&](double b, Level lv, double row, Layout cl) { return m.full(cl, b, lv, row); });
   auto sends_before = [&](int n) {  // root's send time spent on ranks [1, n)
     double t = 0;
@@ -258,7 +260,9 @@ struct TreeFast {
                 : scatter_complete(size / 2) + std::max(cost(false, full, size / 2), cost(false, send, size / 2));
     return memo[std::size_t(lg)] = below;
   }
-  double scatter_node(int c, int lb) {
+  // `forwarded` and `sent` (when given) take the two parts of the result: the latest
+  // completion below node c, and when c's own last send leaves.
+  double scatter_node(int c, int lb, double* forwarded = nullptr, double* sent = nullptr) {
     double s = 0, worst = 0;
     const bool root = c == 0;
     for (int k = lb / 2; k >= 1; k /= 2) {
@@ -272,6 +276,8 @@ struct TreeFast {
       worst = std::max(worst, s + arrive + below);
       s += cost(root, send, size);
     }
+    if (forwarded) *forwarded = worst;
+    if (sent) *sent = s;
     return std::max(worst, s);
   }
 
@@ -328,6 +334,21 @@ bool uniform_level(const Placement& pl, int P, Level* level) {
 
 double tile_bytes(const Partition& partition, int rank) { return 4.0 * double(partition.tile(rank).area()); }
 
+const CopyCost& copy_reading(const CopyCost& copy, Store from) {
+  switch (from) {
+    case Store::received:
+    case Store::staging:
+    case Store::whole:
+      return copy.after_write ? *copy.after_write : copy;
+    case Store::output:
+      return copy.after_compute ? *copy.after_compute : copy;
+    case Store::image:
+    case Store::tile:
+      break;
+  }
+  return copy;
+}
+
 Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency_procs) {
   const Partition& p = plan.partition;
   Schedule s(plan.procs());
@@ -347,7 +368,7 @@ Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency
           s.wait_all(r);
           break;
         case StepKind::copy:
-          if (!copy.empty()) s.compute(r, copy.us(st.box.height, st.box.width));
+          if (!copy.empty()) s.compute(r, copy_reading(copy, st.from).us(st.box.height, st.box.width));
           break;
         case StepKind::mirror:
           if (!copy.empty())
@@ -371,7 +392,8 @@ double copies_around_collective(const std::vector<CommStep>& steps, const CopyCo
   bool seen = false;
   for (const CommStep& st : steps) {
     if (st.kind == StepKind::collective) seen = true;
-    else if (st.kind == StepKind::copy && seen != before) t += copy.us(st.box.height, st.box.width);
+    else if (st.kind == StepKind::copy && seen != before)
+      t += copy_reading(copy, st.from).us(st.box.height, st.box.width);
   }
   return t;
 }
@@ -387,15 +409,17 @@ double collective_copies_us(const CommPlan& plan, const CopyCost& copy) {
 }
 
 // collective_copies_us of the mpi plan of `phase` without building it (O(P) steps):
-// every rank copies its tile once, after MPI_Scatterv or before MPI_Gatherv, and the
-// root's own block is copied into the image inside the gather. Tested equal to the
-// plan's (FastFormsEqualThePlansSimulation).
+// every rank copies its tile once, out of MPI_Scatterv's buffer or from its output
+// before MPI_Gatherv, and the root's own block is copied into the image inside the
+// gather, out of the buffer it has just filled. Tested equal to the plan's
+// (FastFormsEqualThePlansSimulation).
 double collective_copies_fast(CommPhase phase, const Partition& p, const CopyCost& copy) {
+  const CopyCost& own = copy_reading(copy, phase == CommPhase::scatter ? Store::received : Store::output);
   double slowest = 0;
-  for (const Partition::Shape& s : p.tile_shapes()) slowest = std::max(slowest, copy.us(s.height, s.width));
+  for (const Partition::Shape& s : p.tile_shapes()) slowest = std::max(slowest, own.us(s.height, s.width));
   if (phase == CommPhase::scatter) return slowest;
   const Box root = p.tile(0);
-  return slowest + copy.us(root.height, root.width);
+  return slowest + copy_reading(copy, Store::received).us(root.height, root.width);
 }
 
 double simulate_us(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
@@ -489,30 +513,42 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   for (ExchangeAlgorithm e : kExchangeAlgorithms)
     c.exchange[int(e)] = fast && uniform ? exchange_fast(e) : sim(exchange_plan(e, partition, halo));
   if (fast && uniform && equal_tiles) {
-    // The largest tile's copy into (or out of) a buffer of its own.
-    const double tile_copy = copy.us(g.max_height(), g.max_width());
+    // The largest tile's copy into (or out of) a buffer of its own: out of the image
+    // (the root's), out of a buffer just received into, out of a rank's output.
+    const double root_copy = copy.us(g.max_height(), g.max_width());
+    const double received_copy = copy_reading(copy, Store::received).us(g.max_height(), g.max_width());
+    const double output_copy = copy_reading(copy, Store::output).us(g.max_height(), g.max_width());
     const double per_rank = 4.0 * double(g.max_width()) * double(g.max_height());
     const Layout sl = g.X == 1 ? Layout::cc : Layout::nc, gl = g.X == 1 ? Layout::cc : Layout::cn;
     detail::TreeFast ts(model, level, per_rank, 0, sl, g.P);
     ts.root_row = sl == Layout::cc ? 0.0 : 4.0 * g.max_width();
-    // In both trees every rank copies its tile (out of the staging buffer, out of the
-    // whole image) after forwarding, so the copy adds the same to every path. The
-    // broadcast tree (the same for every grid of P) is cached without it.
-    c.scatter[int(ScatterAlgorithm::sbt)] = ts.scatter_node(0, sbt_span(0, g.P)) + tile_copy;
-    if (cache && cache->procs == g.P) {
-      c.scatter[int(ScatterAlgorithm::bcast)] = cache->bcast + tile_copy;
-    } else {
+    // In both trees every rank copies its tile after forwarding (the root out of the
+    // image, the others out of the staging buffer or the whole image they received),
+    // so the copy ends every path: the root's after its last send, the others' after
+    // the latest of theirs. The broadcast tree (the same for every grid of P) is cached
+    // without it.
+    auto with_copies = [&](double forwarded, double sent) {
+      return std::max(sent + root_copy, g.P > 1 ? forwarded + received_copy : 0.0);
+    };
+    double forwarded = 0, sent = 0;
+    ts.scatter_node(0, sbt_span(0, g.P), &forwarded, &sent);
+    c.scatter[int(ScatterAlgorithm::sbt)] = with_copies(forwarded, sent);
+    if (!cache || cache->procs != g.P) {
       detail::TreeFast tb(model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P);
-      const double tree = tb.scatter_node(0, sbt_span(0, g.P));
+      tb.scatter_node(0, sbt_span(0, g.P), &forwarded, &sent);
       if (cache) {
         cache->procs = g.P;
-        cache->bcast = tree;
+        cache->bcast_forwarded = forwarded;
+        cache->bcast_sent = sent;
       }
-      c.scatter[int(ScatterAlgorithm::bcast)] = tree + tile_copy;
+    } else {
+      forwarded = cache->bcast_forwarded;
+      sent = cache->bcast_sent;
     }
+    c.scatter[int(ScatterAlgorithm::bcast)] = with_copies(forwarded, sent);
     detail::TreeFast tg(model, level, per_rank, 0, gl, g.P);
     tg.root_row = gl == Layout::cc ? 0.0 : 4.0 * g.max_width();
-    tg.own_copy = tile_copy;
+    tg.own_copy = output_copy;
     tg.share_contiguous_costs(ts);
     c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, sbt_span(0, g.P));
   } else if (fast && g.P > kMaxSimulatedTreeRanks) {

@@ -108,9 +108,16 @@ double CopyCost::mirror_x_us(double rows, double halo_floats, double tile_floats
 }
 
 std::vector<double> CopyCost::key() const {
-  std::vector<double> k{per_row_ns, per_float_ns, mirror_row_ns, mirror_float_ns};
+  // The lists' lengths first: concatenated lists of different lengths stay apart.
+  std::vector<double> k{per_row_ns,         per_float_ns, mirror_row_ns, mirror_float_ns, double(widths.size()),
+                        double(fresh_mirrors.size())};
   for (const RowCost& w : widths) k.insert(k.end(), {w.row_floats, w.ns});
   for (const FreshMirror& m : fresh_mirrors) k.insert(k.end(), {m.tile_floats, m.row_ns, m.float_ns});
+  for (const auto* state : {&after_write, &after_compute}) {
+    const std::vector<double> sub = *state ? (*state)->key() : std::vector<double>{};
+    k.push_back(double(sub.size()));
+    k.insert(k.end(), sub.begin(), sub.end());
+  }
   return k;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "tessera/error.hpp"
 #include "tessera/scheduler/algorithms.hpp"
@@ -132,7 +133,16 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   EXPECT_NEAR(c.row_ns(1), 18.0, 1e-12);
   EXPECT_NEAR(c.row_ns(4096), 1680.0, 1e-9);
   EXPECT_FALSE(c.empty());
-  EXPECT_EQ(c.key().size(), 4u + 2 * 4u);
+  // The six costs and list lengths, two numbers a width, the lengths of the two
+  // states' keys; a state's own key follows its length.
+  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 2u);
+  CopyCost warm = c;
+  warm.after_write = std::make_shared<const CopyCost>(CopyCost{1.0, 0.1});
+  EXPECT_EQ(warm.key().size(), c.key().size() + warm.after_write->key().size());
+  EXPECT_NE(warm.key(), c.key());
+  CopyCost done = c;
+  done.after_compute = warm.after_write;
+  EXPECT_NE(done.key(), warm.key());
   // One width says nothing about rows against floats; bad samples are errors.
   EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {20, 4, 2}}), InvalidArgument);
   EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {20, 8, std::nan("")}}), InvalidArgument);
@@ -239,7 +249,7 @@ TEST(LocalWork, MirroringAlongXIsPricedFromItsOwnMeasurement) {
     for (int e = 0; e < 2; ++e) EXPECT_NEAR(added[std::size_t(e)], mirror, 1e-9) << e;
   }
   EXPECT_NEAR(copy.mirror_x_us(4, 2), 4 * (7.0 + 2 * 1.5) / 1000, 1e-12);
-  const CopyCost plain{3.0, 0.25};
+  const CopyCost plain{3000.0, 250.0};
   EXPECT_NEAR(plain.mirror_x_us(4, 2), plain.us(4, 2), 1e-12);  // unmeasured: a copy
 }
 
@@ -403,6 +413,53 @@ TEST(LocalWork, OneRankPaysItsPlansLocalSteps) {
       }
       EXPECT_GT(c.scatter[int(ScatterAlgorithm::oft)], 0.0);
     }
+  }
+}
+
+// A copy that reads what the run has just written has its own cost: out of a buffer a
+// message or MPI's collective has just filled, out of the outputs the compute has just
+// produced; out of the image and the tile, the run's. By hand on one rank (as above)
+// and on two row strips with the flat tree.
+TEST(LocalWork, CopiesOutOfWhatTheRunJustWroteHaveTheirOwnCosts) {
+  CopyCost copy{3000.0, 250.0};  // dear enough to decide the flat tree's makespan below
+  const CopyCost received{1000.0, 50.0}, outputs{7000.0, 500.0};
+  copy.after_write = std::make_shared<const CopyCost>(received);
+  copy.after_compute = std::make_shared<const CopyCost>(outputs);
+  for (Store s : {Store::received, Store::staging, Store::whole})
+    EXPECT_EQ(copy_reading(copy, s).key(), received.key()) << to_string(s);
+  EXPECT_EQ(copy_reading(copy, Store::output).key(), outputs.key());
+  for (Store s : {Store::image, Store::tile}) EXPECT_EQ(&copy_reading(copy, s), &copy) << to_string(s);
+  const CopyCost plain{3.0, 0.25};
+  for (Store s : {Store::received, Store::output}) EXPECT_EQ(&copy_reading(plain, s), &plain) << to_string(s);
+
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  const Halo halo{2, 3};
+  const Partition one(10, 8, Grid{1, 1});
+  for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+    const auto c = price_communication(*m, one, halo, mp.placement, pr, nullptr, copy);
+    // The image into the tile; MPI's: the root's block into its buffer (as our trees
+    // price it), then out of that buffer into the tile.
+    for (ScatterAlgorithm a : kScatterAlgorithms)
+      EXPECT_NEAR(c.scatter[int(a)], copy.us(8, 10) + (a == ScatterAlgorithm::mpi ? received.us(8, 10) : 0.0), 1e-9)
+          << to_string(a);
+    // MPI's gather: the output into a buffer, then (inside the collective) into the image.
+    EXPECT_NEAR(c.gather[int(GatherAlgorithm::mpi)], outputs.us(8, 10) + received.us(8, 10), 1e-9);
+    EXPECT_NEAR(c.gather[int(GatherAlgorithm::sbt)], 0.0, 1e-9);
+    EXPECT_NEAR(c.exchange[int(ExchangeAlgorithm::four_step)], 2 * copy.us(8, 2) + 2 * copy.us(3, 14), 1e-9);
+  }
+  // Two row strips, the flat tree: the root sends, then copies its own tile out of the
+  // image; rank 1 receives, then copies out of its receive buffer.
+  const Partition two(10, 8, Grid{1, 2});
+  const double b = 4.0 * 10 * 4;
+  const double root = m->send(Layout::cc, b) + copy.us(4, 10);
+  const double other = std::max(m->recv(Layout::cc, b), m->full(Layout::cc, b)) + received.us(4, 10);
+  // The root's path decides; with rank 1's copy at the image's cost, rank 1's would.
+  ASSERT_GT(root, other);
+  ASSERT_LT(root, std::max(m->recv(Layout::cc, b), m->full(Layout::cc, b)) + copy.us(4, 10));
+  for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+    const auto c = price_communication(*m, two, halo, mp.placement, pr, nullptr, copy);
+    EXPECT_NEAR(c.scatter[int(ScatterAlgorithm::oft)], std::max(root, other), 1e-9);
   }
 }
 

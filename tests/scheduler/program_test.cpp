@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.hpp"
@@ -543,8 +544,9 @@ TEST(ProgramPricing, FirstRunPageFaultsByHand) {
 
 // The local copies meet the cache state the run leaves: priced at the bytes the run
 // touches on the root's node (its buffers and those of the other ranks there, and the
-// input image), by hand. 1024 x 512 in two row strips; scatter, exchange (halo 2), a
-// 5x5 filter into the root's result, gather.
+// input image), by hand; those out of a buffer just received into, or out of the
+// outputs, at the node's tiles (one image gathered). 1024 x 512 in two row strips;
+// scatter, exchange (halo 2), a 5x5 filter into the root's result, gather.
 TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
   ProgramDescription p;
   p.width = 1024;
@@ -567,12 +569,13 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
   // Root: its haloed tile 1028 x 260 floats (1069120 bytes, in 64 KiB units 1114112),
   // the 2 MiB result, the 2 MiB input image. Rank 1: its haloed tile (1114112) and its
   // 1024 x 256 output (1048576).
-  const double root = 1114112 + 2097152 + 2097152, other = 1114112 + 1048576;
+  const double root = 1114112 + 2097152 + 2097152, other = 1114112 + 1048576, tile = 1024 * 256 * 4;
   for (int per_node : {1, 2}) {
     m.placement.ranks_per_node = per_node;
     const double footprint = per_node == 2 ? root + other : root;
     MachineParams flat = m;
     flat.copy = m.copy_at(footprint);
+    flat.copy.after_write = flat.copy.after_compute = std::make_shared<const CopyCost>(m.copy_at(per_node * tile));
     flat.copy_after.clear();
     const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
     const ProgramCost want = price_program(p, plan, ModelKind::p3pc, flat);
@@ -600,6 +603,8 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
     const double footprint = per_node == 2 ? root + other : root;
     MachineParams flat = m;
     flat.copy = m.copy_at(footprint, per_node == 2);
+    flat.copy.after_write = flat.copy.after_compute =
+        std::make_shared<const CopyCost>(m.copy_at(per_node * tile, per_node == 2));
     flat.copy_after.clear();
     flat.copy_after_together.clear();
     const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);

@@ -26,9 +26,15 @@ namespace tessera::scheduler {
 /// Bytes of rank r's tile (4-byte floats).
 double tile_bytes(const Partition& partition, int rank);
 
+/// The cost of a plan's copy that reads store `from`: a buffer a message or MPI's
+/// collective has just filled (received, staging, whole) at copy.after_write, a rank's
+/// outputs at copy.after_compute, the image and the tile at `copy` itself (each where
+/// set).
+const CopyCost& copy_reading(const CopyCost& copy, Store from);
+
 /// The simulator's program for a communication plan of the library (comm_plan.hpp):
 /// each send, receive and wait of the plan as is, each copy and mirror as local work
-/// priced by `copy` (none when empty). `concurrency_procs` > 0 replaces the plan's own
+/// priced by `copy` (none when empty; a copy as copy_reading its source). `concurrency_procs` > 0 replaces the plan's own
 /// rank count where a step's concurrency is "every rank" (a compressed plan standing
 /// for a larger grid). Throws InvalidArgument for a plan with an MPI collective step.
 Schedule schedule_of(const CommPlan& plan, const CopyCost& copy = {}, int concurrency_procs = 0);
@@ -58,7 +64,9 @@ struct CommCosts {
 /// many grids of a large sweep share.
 struct PriceCache {
   int procs = -1;
-  double bcast = 0;
+  /// The broadcast tree of `procs` ranks: when the root's last send leaves and when the
+  /// last other rank is done forwarding, µs (each before its tile copy).
+  double bcast_sent = 0, bcast_forwarded = 0;
   /// Key: algorithm, compressed width, columns, height, rows, and P where the model
   /// prices concurrency (LoGPC), and the copy cost (CopyCost::key: it follows the
   /// grid's footprint); value: the exchange's makespan, µs.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,6 +112,13 @@ struct CopyCost {
   /// The x-mirror on fresh tiles of the measured sizes, ascending (tessera-bench's
   /// mirror_fresh rows); empty: mirror_row_ns / mirror_float_ns, or a copy.
   std::vector<FreshMirror> fresh_mirrors{};
+  /// Copies that read a buffer the run has just written meet a warmer cache than the
+  /// run's footprint: `after_write` prices those reading a buffer a message or MPI's
+  /// collective has just filled (stores received, staging and whole), `after_compute`
+  /// those reading a rank's outputs, which its compute has just produced (price_grid
+  /// fills both at their own reuse distances; copy_reading picks). Null: priced as every
+  /// other copy.
+  std::shared_ptr<const CopyCost> after_write{}, after_compute{};
 
   /// ns of one row of `row_floats` floats.
   double row_ns(double row_floats) const;
