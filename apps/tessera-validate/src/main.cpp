@@ -490,79 +490,116 @@ void note_loop_rounds(const Scenario& sc, const ProgramDescription& program,
                         " rounds, the models priced " + std::to_string(s.expected_rounds));
 }
 
-// One scenario: predict, measure the phases, choose and measure the end-to-end plans,
-// then judge every model's decision. Every app is measured the same way, running its
-// Program (gauss: the derivative pipeline's); gauss is priced as the fused pipeline the
-// scheduler prices for tessera-gauss, the others from their program descriptions. Collective.
-void run_scenario(const Session& session, const Options& o, const Parameters& params, std::size_t si,
-                  Results& r) {
-  const Scenario& sc = r.scenarios[si];
-  const int index = int(si);
-  const bool gauss = sc.app == "gauss";
+// What one scenario (one P) holds between its phases and its end-to-end runs.
+struct Staged {
+  int index = 0;
   std::optional<Program> program;
   std::optional<ProgramDescription> description;
-  std::vector<Grid> grids;
   std::vector<Prediction> predictions;
+  std::vector<Observation> phases;
+  std::vector<std::pair<std::string, Plan>> baselines;
+  std::vector<Plan> plans;
+  Image image;  // root only
+};
+
+// One scenario's first half: predict, measure the phases, choose the end-to-end plans.
+// Every app is measured the same way, running its Program (gauss: the derivative
+// pipeline's); gauss is priced as the fused pipeline the scheduler prices for
+// tessera-gauss, the others from their program descriptions. Collective.
+Staged stage_scenario(const Session& session, const Options& o, const Parameters& params, std::size_t si,
+                      Results& r) {
+  const Scenario& sc = r.scenarios[si];
+  Staged st;
+  st.index = int(si);
+  const bool gauss = sc.app == "gauss";
+  std::vector<Grid> grids;
   std::vector<Halo> halos;
-  Image image;
   session.agree([&] {
-    program.emplace(app_program(sc.app, sc.sigma));  // pure, on every rank
-    if (!gauss) description = program->describe(sc.width, sc.height);
-    grids = feasible_grids(sc, program->halo());
+    st.program.emplace(app_program(sc.app, sc.sigma));  // pure, on every rank
+    if (!gauss) st.description = st.program->describe(sc.width, sc.height);
+    grids = feasible_grids(sc, st.program->halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
-    halos = communicated_halos(description ? *description : program->describe(sc.width, sc.height));
+    halos = communicated_halos(st.description ? *st.description : st.program->describe(sc.width, sc.height));
     if (!session.is_root()) return;
-    image = random_image(sc.width, sc.height);
-    predictions = predict(sc, params, description);
-    for (auto& p : predictions) p.chosen = executed_as(p.chosen, sc.width, sc.height, halos);
+    st.image = random_image(sc.width, sc.height);
+    st.predictions = predict(sc, params, st.description);
+    for (auto& p : st.predictions) p.chosen = executed_as(p.chosen, sc.width, sc.height, halos);
   });
-  const bool by_exchange = description && exchanges_in_compute(*description);
+  const bool by_exchange = st.description && exchanges_in_compute(*st.description);
   if (session.is_root())
     progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(r.scenarios.size()) + ": " + to_string(sc) +
              ", " + std::to_string(grids.size()) + " grids");
   const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
   const Progress report = session.is_root() ? progress : Progress{};
-  std::vector<Observation> phases;
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
   session.agree([&] {
-    phases =
-        measure_program_phases(session, *program, image, sc, index, grids, by_exchange, rep, report, &r.watch);
+    st.phases = measure_program_phases(session, *st.program, st.image, sc, st.index, grids, by_exchange, rep, report,
+                                       &r.watch);
   }, Session::Wait::sleep);
   std::string plan_text;
-  auto baselines = baselines_for(sc);
-  for (auto& b : baselines) b.second = executed_as(b.second, sc.width, sc.height, halos);
+  st.baselines = baselines_for(sc);
+  for (auto& b : st.baselines) b.second = executed_as(b.second, sc.width, sc.height, halos);
   session.agree([&] {
     if (!session.is_root()) return;
-    plan_text = join_plans(end_to_end_plans(sc, index, grids, halos, phases, predictions, baselines, o.extra, r));
+    plan_text = join_plans(
+        end_to_end_plans(sc, st.index, grids, halos, st.phases, st.predictions, st.baselines, o.extra, r));
   });
-  const std::vector<Plan> plans = split_plans(session.broadcast(plan_text));
+  st.plans = split_plans(session.broadcast(plan_text));
+  return st;
+}
+
+// One problem (app, size, sigma), every P: each scenario's phases and choice of plans,
+// then every P's plans timed end to end in the same rounds (so the choice of P compares
+// runs made side by side, not minutes apart), then every model's decision. Collective.
+void run_problem(const Session& session, const Options& o, const Parameters& params, const std::vector<int>& members,
+                 Results& r) {
+  std::vector<Staged> staged;
+  for (int si : members) staged.push_back(stage_scenario(session, o, params, std::size_t(si), r));
+  std::vector<TimedPlan> plans;
+  for (const Staged& st : staged)
+    for (const Plan& p : st.plans) plans.push_back({st.index, p});
+  std::string label;  // the scenario's name with every P of the problem
+  for (int si : members) {
+    const Scenario& sc = r.scenarios[std::size_t(si)];
+    label += label.empty() ? to_string(sc) : "," + std::to_string(sc.procs);
+  }
+  const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
+  const Progress report = session.is_root() ? progress : Progress{};
   std::vector<Observation> totals;
   std::vector<ProgramStep> trace;
+  const Staged& first = staged.front();  // the same program and image at every P
   session.agree([&] {
-    totals = measure_program_end_to_end(session, *program, image, sc, index, plans, rep, report, &trace, &r.watch);
+    totals = measure_program_end_to_end(session, *first.program, first.image, label,
+                                        unsigned(6151 * members.front()), plans, rep, report, &trace, &r.watch);
   });
   session.agree([&] {
     if (!session.is_root()) return;
-    if (gauss) {
-      attach_predictions(phases, predictions);
-      attach_predictions(totals, predictions);
-    } else {
-      attach_program_predictions(phases, *description, params.usable, params.loaded.params);
-      attach_program_predictions(totals, *description, params.usable, params.loaded.params);
-      note_loop_rounds(sc, *description, trace, r);
-    }
-    for (auto& ob : phases) r.observations.push_back(std::move(ob));
-    for (auto& ob : totals) r.observations.push_back(std::move(ob));
-    for (const auto& p : predictions) {
-      r.decisions.push_back(decide(r.observations, index, p.model, p.chosen));
-      r.picks[p.model].push_back({index, p.chosen, p.chosen_us});
-    }
-    for (const auto& [name, plan] : baselines)
-      if (std::find(plans.begin(), plans.end(), plan) != plans.end()) {
-        r.decisions.push_back(decide(r.observations, index, name, plan));
-        r.picks[name].push_back({index, plan, 0.0});
+    for (Staged& st : staged) {
+      const Scenario& sc = r.scenarios[std::size_t(st.index)];
+      std::vector<Observation> mine;
+      for (const Observation& ob : totals)
+        if (ob.scenario == st.index) mine.push_back(ob);
+      if (sc.app == "gauss") {
+        attach_predictions(st.phases, st.predictions);
+        attach_predictions(mine, st.predictions);
+      } else {
+        attach_program_predictions(st.phases, *st.description, params.usable, params.loaded.params);
+        attach_program_predictions(mine, *st.description, params.usable, params.loaded.params);
+        note_loop_rounds(sc, *st.description, trace, r);
       }
+      for (auto& ob : st.phases) r.observations.push_back(std::move(ob));
+      for (auto& ob : mine) r.observations.push_back(std::move(ob));
+      for (const auto& p : st.predictions) {
+        r.decisions.push_back(decide(r.observations, st.index, p.model, p.chosen));
+        r.picks[p.model].push_back({st.index, p.chosen, p.chosen_us});
+      }
+      for (const auto& [name, plan] : st.baselines)
+        if (std::find(st.plans.begin(), st.plans.end(), plan) != st.plans.end()) {
+          r.decisions.push_back(decide(r.observations, st.index, name, plan));
+          r.picks[name].push_back({st.index, plan, 0.0});
+        }
+    }
   });
 }
 
@@ -678,7 +715,7 @@ int run(const Session& session, int argc, char** argv) {
     const Team world = session.team(session.size());
     for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.calibrate(memory_bandwidth_gbs(world));
   });
-  for (std::size_t si = 0; si < r.scenarios.size(); ++si) run_scenario(session, o, params, si, r);
+  for (const auto& members : problems_of(r.scenarios)) run_problem(session, o, params, members, r);
   session.agree([&] {
     if (session.is_root()) finish(session, o, *outputs, r, params.machine_name, started);
   });

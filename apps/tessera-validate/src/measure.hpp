@@ -61,12 +61,23 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
                                                 const Repetition& repetition, const Progress& progress,
                                                 BandwidthWatch* watch = nullptr);
 
+/// A plan to time end to end, and the scenario (of its number of ranks) it belongs to.
+struct TimedPlan {
+  int scenario = 0;
+  Plan plan;
+};
+
 /// Times Program::run end to end for each plan, without phase barriers: a barrier, the
-/// run, the maximum over the plan's working ranks. Observations with phase total on the
-/// root, empty elsewhere; `communication` (root) gets the first run's trace. Collective.
+/// run, the maximum over the plan's working ranks. The plans may come from several
+/// scenarios of one problem (one per P): they share every round, in one shuffled order,
+/// so a stretch of a noisy machine slows every P's plans alike and the choice between P
+/// compares runs made side by side. Observations (phase total, each with its plan's
+/// scenario) on the root, empty elsewhere; `communication` (root) gets the first run's
+/// trace; `label` names the problem in progress lines, `seed` varies the rounds' orders.
+/// Collective.
 std::vector<Observation> measure_program_end_to_end(const Session& session, const Program& program,
-                                                    const Image& image, const Scenario& scenario,
-                                                    int scenario_index, const std::vector<Plan>& plans,
+                                                    const Image& image, const std::string& label, unsigned seed,
+                                                    const std::vector<TimedPlan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
                                                     std::vector<ProgramStep>* communication = nullptr,
                                                     BandwidthWatch* watch = nullptr);
