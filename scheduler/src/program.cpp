@@ -125,7 +125,7 @@ int compute_threads(const Placement& place, int procs) {
 int compute_team(const Placement& place, int procs, int threads) {
   const int on_node = place.ranks_on_node(procs);
   const bool fits = place.cores_per_node > 0 && on_node * std::max(threads, 1) <= place.cores_per_node;
-  return on_node > 1 && fits && !(place.cpu_quota > 0) ? on_node : 1;
+  return on_node > 1 && fits ? on_node : 1;
 }
 
 double compute_rounds(const Placement& place, int procs) {
@@ -398,9 +398,11 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
 
   // Compute.
   const ComputeTable& table = machine.compute;
-  const double rounds = compute_rounds(machine.placement, P);
   if (threads <= 0) threads = compute_threads(machine.placement, P);
   const int team = compute_team(machine.placement, P, threads);
+  // A team is priced at the rate the bench measured with all its threads busy on the
+  // node, under the node's CPU quota if it has one: that rate holds the sharing already.
+  const double rounds = team > 1 ? 1.0 : compute_rounds(machine.placement, P);
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
   // A compute step after communication finds a multi-threaded rank's pool idle for as

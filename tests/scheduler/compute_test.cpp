@@ -167,13 +167,23 @@ TEST(PipelineCompute, SearchUsesTheThreadsARankGets) {
       EXPECT_NEAR(c.predicted.compute, ex * 2.0 * 256 * 128 / 1000, 1e-9);
     }
   }
-  // Under a CPU quota the ranks' share of it prices them (compute_rounds), from the
-  // rate one rank measured alone.
+  // Under a CPU quota the two ranks are still one team, priced at the node's two-thread
+  // rate, which the bench measures under the node's quota (it runs there): the quota
+  // adds nothing on top.
   m.placement.ranks_per_node = 2;
-  m.placement.cpu_quota = 2;
+  m.placement.cpu_quota = 0.9;
   for (const auto& c : search(req, m).ranking) {
     if (c.plan.grid.x == 1 && c.plan.grid.y == 2) {
-      EXPECT_NEAR(c.predicted.compute, ex * 5.0 * 256 * 128 / 1000, 1e-9);
+      EXPECT_NEAR(c.predicted.compute, ex * 2.0 * 256 * 256 / 1000, 1e-9);
+    }
+  }
+  // Ranks that do not fit the cores as a team share the quota (compute_rounds): two
+  // one-thread ranks on a one-core node with 0.9 of it, where one rank alone had 0.9
+  // too, take twice as long, from the rate one rank measured alone.
+  m.placement.cores_per_node = 1;
+  for (const auto& c : search(req, m).ranking) {
+    if (c.plan.grid.x == 1 && c.plan.grid.y == 2) {
+      EXPECT_NEAR(c.predicted.compute, 2 * ex * 5.0 * 256 * 128 / 1000, 1e-9);
     }
   }
 }
@@ -191,7 +201,8 @@ TEST(PipelineCompute, ATeamOfRanksIsPricedAsTheNodesThreads) {
   EXPECT_EQ(compute_team(p, 4, 4), 1);  // one rank per node
   p.ranks_per_node = 2;
   p.cpu_quota = 0.9;
-  EXPECT_EQ(compute_team(p, 2, 1), 1);  // a quota: compute_rounds prices the sharing
+  EXPECT_EQ(compute_team(p, 2, 1), 2);  // a quota: the team's rate measured under it
+  EXPECT_EQ(compute_team(p, 1, 4), 1);
   p.cpu_quota = 0;
   p.cores_per_node = 0;
   EXPECT_EQ(compute_team(p, 2, 1), 1);  // cores unknown

@@ -50,10 +50,11 @@ int compute_threads(const Placement& placement, int procs);
 double compute_rounds(const Placement& placement, int procs);
 /// How many of a node's ranks compute at once as one team, each with `threads`
 /// threads: the ranks of the busiest node when they and their threads fit its cores
-/// and no CPU quota applies (2 or more), else 1. Such ranks share the node the way one
-/// rank's threads do (two vCPUs may be one core's hyperthreads, memory bandwidth is
+/// (2 or more), else 1. Such ranks share the node the way one rank's threads do (two
+/// vCPUs may be one core's hyperthreads, memory bandwidth is the node's, a CPU quota is
 /// the node's), so their compute is priced at the node's thread count, which
-/// tessera-bench measured, not at one rank's measured alone (compute_us).
+/// tessera-bench measured on that node (under its quota, if any), not at one rank's
+/// measured alone (compute_us); compute_rounds then does not apply.
 int compute_team(const Placement& placement, int procs, int threads);
 
 /// Bytes of image buffers `rank` maps from the kernel in a process's first run of
