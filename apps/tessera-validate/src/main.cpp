@@ -493,21 +493,20 @@ void note_loop_rounds(const Scenario& sc, const ProgramDescription& program,
 // What one scenario (one P) holds between its phases and its end-to-end runs.
 struct Staged {
   int index = 0;
-  std::optional<Program> program;
   std::optional<ProgramDescription> description;
   std::vector<Prediction> predictions;
   std::vector<Observation> phases;
   std::vector<std::pair<std::string, Plan>> baselines;
   std::vector<Plan> plans;
-  Image image;  // root only
 };
 
 // One scenario's first half: predict, measure the phases, choose the end-to-end plans.
 // Every app is measured the same way, running its Program (gauss: the derivative
 // pipeline's); gauss is priced as the fused pipeline the scheduler prices for
-// tessera-gauss, the others from their program descriptions. Collective.
-Staged stage_scenario(const Session& session, const Options& o, const Parameters& params, std::size_t si,
-                      Results& r) {
+// tessera-gauss, the others from their program descriptions. `program` and `image`
+// (root only) are the problem's. Collective.
+Staged stage_scenario(const Session& session, const Options& o, const Parameters& params, const Program& program,
+                      const Image& image, std::size_t si, Results& r) {
   const Scenario& sc = r.scenarios[si];
   Staged st;
   st.index = int(si);
@@ -515,13 +514,11 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   std::vector<Grid> grids;
   std::vector<Halo> halos;
   session.agree([&] {
-    st.program.emplace(app_program(sc.app, sc.sigma));  // pure, on every rank
-    if (!gauss) st.description = st.program->describe(sc.width, sc.height);
-    grids = feasible_grids(sc, st.program->halo());
+    if (!gauss) st.description = program.describe(sc.width, sc.height);
+    grids = feasible_grids(sc, program.halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
-    halos = communicated_halos(st.description ? *st.description : st.program->describe(sc.width, sc.height));
+    halos = communicated_halos(st.description ? *st.description : program.describe(sc.width, sc.height));
     if (!session.is_root()) return;
-    st.image = random_image(sc.width, sc.height);
     st.predictions = predict(sc, params, st.description);
     for (auto& p : st.predictions) p.chosen = executed_as(p.chosen, sc.width, sc.height, halos);
   });
@@ -534,8 +531,8 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
   session.agree([&] {
-    st.phases = measure_program_phases(session, *st.program, st.image, sc, st.index, grids, by_exchange, rep, report,
-                                       &r.watch);
+    st.phases =
+        measure_program_phases(session, program, image, sc, st.index, grids, by_exchange, rep, report, &r.watch);
   }, Session::Wait::sleep);
   std::string plan_text;
   st.baselines = baselines_for(sc);
@@ -554,8 +551,16 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
 // runs made side by side, not minutes apart), then every model's decision. Collective.
 void run_problem(const Session& session, const Options& o, const Parameters& params, const std::vector<int>& members,
                  Results& r) {
+  // One program and one input image serve every P (they depend on the app, size and sigma).
+  const Scenario& head = r.scenarios[std::size_t(members.front())];
+  std::optional<Program> program;
+  Image image;
+  session.agree([&] {
+    program.emplace(app_program(head.app, head.sigma));  // pure, on every rank
+    if (session.is_root()) image = random_image(head.width, head.height);
+  });
   std::vector<Staged> staged;
-  for (int si : members) staged.push_back(stage_scenario(session, o, params, std::size_t(si), r));
+  for (int si : members) staged.push_back(stage_scenario(session, o, params, *program, image, std::size_t(si), r));
   std::vector<TimedPlan> plans;
   for (const Staged& st : staged)
     for (const Plan& p : st.plans) plans.push_back({st.index, p});
@@ -568,10 +573,9 @@ void run_problem(const Session& session, const Options& o, const Parameters& par
   const Progress report = session.is_root() ? progress : Progress{};
   std::vector<Observation> totals;
   std::vector<ProgramStep> trace;
-  const Staged& first = staged.front();  // the same program and image at every P
   session.agree([&] {
-    totals = measure_program_end_to_end(session, *first.program, first.image, label,
-                                        unsigned(6151 * members.front()), plans, rep, report, &trace, &r.watch);
+    totals = measure_program_end_to_end(session, *program, image, label, unsigned(6151 * members.front()), plans, rep,
+                                        report, &trace, &r.watch);
   });
   session.agree([&] {
     if (!session.is_root()) return;
