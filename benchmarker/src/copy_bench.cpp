@@ -84,7 +84,9 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
 
 std::vector<std::pair<int, int>> after_copy_shapes() { return {{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}; }
 
-std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
+std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128}; }
+
+std::vector<int> phase_call_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
 
 namespace {
 std::size_t half_floats(int mib) { return (std::size_t(mib) << 20) / sizeof(float) / 2; }

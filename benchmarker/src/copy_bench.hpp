@@ -31,8 +31,16 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
 std::vector<std::pair<int, int>> after_copy_shapes();
 
 /// Reuse distances, MiB, at which run_copy_after times copies: from about a core's own
-/// cache to well beyond the last-level cache share a process gets.
+/// cache to four times the last-level cache of this project's VM (32 MiB). Beyond that
+/// a copy costs the same: at 256 MiB every copy and mirror cell measured within 3 % of
+/// its 128 MiB value in four --quick launches, and a 256 MiB sweep per sample was half
+/// of the cells' time (0.5 s of a --quick run's 1.4 s per local pass). The scheduler
+/// holds a copy's cost at the largest distance beyond it.
 std::vector<int> reuse_distances_mib();
+
+/// Reuse distances, MiB, at which the executor's fixed cost per phase is timed: the
+/// copies' and 256 MiB, where it still grows (e.g. 245-315 us at 128, 338-488 at 256).
+std::vector<int> phase_call_distances_mib();
 
 /// What a compute step does to the caches between two touches of a buffer: reads one
 /// half of `mib` MiB and writes the other, as a filter pass does. One pool, mapped and

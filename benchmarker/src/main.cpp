@@ -263,8 +263,10 @@ class Measurement {
         // each on buffers mapped afresh, combined (combine_passes). One sweep pool for all.
         const auto distances = tb::reuse_distances_mib();
         const auto fresh_distances = tb::fresh_mirror_distances_mib();
-        tb::ReuseSweep sweep(std::max(*std::max_element(distances.begin(), distances.end()),
-                                      *std::max_element(fresh_distances.begin(), fresh_distances.end())));
+        const auto call_distances = tb::phase_call_distances_mib();
+        tb::ReuseSweep sweep(std::max({*std::max_element(distances.begin(), distances.end()),
+                                       *std::max_element(fresh_distances.begin(), fresh_distances.end()),
+                                       *std::max_element(call_distances.begin(), call_distances.end())}));
         std::vector<std::vector<pdb::ComputeCost>> passes;
         for (int pass = 0; pass < tb::kLocalPasses; ++pass) {
           tessera::release_free_image_buffers();  // the previous pass's buffers go back to the kernel
@@ -272,7 +274,7 @@ class Measurement {
           auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, fresh_distances, opt_.quick ? 5 : 15, sweep);
           rows.insert(rows.end(), fresh.begin(), fresh.end());
           rows.push_back(tb::time_phase_call(*solo));
-          for (int mib : distances) rows.push_back(tb::time_phase_call_after(*solo, sweep, mib));
+          for (int mib : call_distances) rows.push_back(tb::time_phase_call_after(*solo, sweep, mib));
           passes.push_back(std::move(rows));
         }
         const auto local = tb::combine_passes(passes);

@@ -99,7 +99,7 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
     EXPECT_EQ(found.first, 4) << mib << " MiB";
     EXPECT_EQ(found.second, (std::set<int>{4, 32})) << mib << " MiB";
   }
-  EXPECT_EQ(distances, (std::set<int>{1, 4, 16, 64, 128, 256}));
+  EXPECT_EQ(distances, (std::set<int>{1, 4, 16, 64, 128}));
   // The same 4 copies on both ranks of the node at once (2 ranks on one node), at each
   // distance of benchmarker together_distances_mib.
   std::map<int, int> together;  // MiB -> copies
@@ -113,7 +113,9 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   std::set<int> call_distances;
   for (const auto& c : data.compute)
     if (c.operation == pdb::kComputePhaseCallAfter) call_distances.insert(c.taps);
-  EXPECT_EQ(call_distances, distances);
+  // The executor's fixed cost at the same distances and one more (benchmarker
+  // phase_call_distances_mib), where it still grows.
+  EXPECT_EQ(call_distances, (std::set<int>{1, 4, 16, 64, 128, 256}));
   // The x-mirror on fresh tiles: at every distance (taps), every side (half the rows of
   // both sides) at halos 4 and 32; no rows of the one-state operation older runs wrote.
   std::map<int, std::map<int, std::set<int>>> fresh;  // distance -> side -> halos
