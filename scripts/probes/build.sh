@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the independent probes (README.md here) into DIR (default build/probes next to
+# the repository's root), with the system's mpicxx, g++ and OpenCV, as CI's setup
+# installs them. They use no tessera code on purpose.
+#   scripts/probes/build.sh [DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/../../build/probes}
+mkdir -p "$out"
+flags=(-O2 -std=c++20 -Wall -Wextra)
+g++ "${flags[@]}" -pthread "$here/memory_loop.cpp" -o "$out/memory_loop"
+# C++17: OpenCV 4.6's headers warn under C++20 (enum arithmetic).
+# shellcheck disable=SC2046  # pkg-config's words are separate arguments
+g++ -O2 -std=c++17 -Wall -Wextra "$here/opencv_blur.cpp" -o "$out/opencv_blur" $(pkg-config --cflags --libs opencv4)
+# The C API only: Open MPI's C++ bindings warn under -Wextra.
+mpi=(-DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1)
+for p in l3w gather2x1 quota_gather; do mpicxx "${flags[@]}" "${mpi[@]}" "$here/$p.cpp" -o "$out/$p"; done
+mpicxx "${flags[@]}" "${mpi[@]}" -pthread "$here/quota_after_compute.cpp" -o "$out/quota_after_compute"
+echo "probes built in $out"
