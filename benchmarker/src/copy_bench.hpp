@@ -32,10 +32,12 @@ std::vector<std::pair<int, int>> after_copy_shapes();
 
 /// Reuse distances, MiB, at which run_copy_after times copies: from about a core's own
 /// cache to four times the last-level cache of this project's VM (32 MiB). Beyond that
-/// a copy costs the same: at 256 MiB every copy and mirror cell measured within 3 % of
-/// its 128 MiB value in four --quick launches, and a 256 MiB sweep per sample was half
-/// of the cells' time (0.5 s of a --quick run's 1.4 s per local pass). The scheduler
-/// holds a copy's cost at the largest distance beyond it.
+/// a copy costs about the same: at 256 MiB the six copy and mirror cells measured
+/// -5.1 ... +5.3 % from their 128 MiB values in six --quick launches (median +1.4 %),
+/// while a 256 MiB sweep per sample was half of the cells' time (0.4 s of a --quick
+/// run's 0.8-0.9 s per local pass). The scheduler holds a copy's cost at the largest
+/// distance beyond it, so runs of more than 128 MiB (4096² images) get copies ~1.4 %
+/// cheaper than a 256 MiB cell would price them.
 std::vector<int> reuse_distances_mib();
 
 /// Reuse distances, MiB, at which the executor's fixed cost per phase is timed: the
