@@ -205,8 +205,10 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
 // The copies as a pipeline leaves them (operation "copy_after", taps = MiB touched
 // elsewhere since), priced as measured per distance, ascending, with the x-mirror's fit
 // ("mirror_after") and the executor's fixed cost ("phase_call_after") at that distance
-// when measured. Empty when the run has none (runs before them) or a distance has fewer
-// than two copy widths.
+// when measured. A distance with a fixed cost alone (tessera-bench times it at 256 MiB,
+// beyond its last copy distance, where it still grows) gets the copies of the distance
+// before it, as the scheduler would hold them there. Empty when the run has none (runs
+// before them) or a distance has fewer than two copy widths.
 std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run) {
   struct AtDistance {
     std::vector<scheduler::CopySample> copies, mirrors;
@@ -225,7 +227,14 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
   }
   std::vector<scheduler::CopyAtDistance> out;
   for (const auto& [mib, at] : by_distance) {
-    if (at.copies.empty() && at.mirrors.empty()) continue;  // a fixed cost alone
+    if (at.copies.empty() && at.mirrors.empty()) {
+      if (out.empty() || !(at.call_us > 0)) continue;
+      scheduler::CopyAtDistance held = out.back();
+      held.bytes = double(mib) * double(1 << 20);
+      held.cost.call_us = at.call_us;
+      out.push_back(held);
+      continue;
+    }
     if (row_widths(at.copies) < 2) return {};
     scheduler::CopyAtDistance d{double(mib) * double(1 << 20), scheduler::measured_copy_cost(at.copies)};
     if (at.mirrors.size() >= 2) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -572,6 +573,42 @@ TEST(Planning, CopiesAfterASweepArePricedPerDistanceAsMeasured) {
   EXPECT_NEAR(loaded.params.thread_wake.us(10), 0.4, 1e-12);
   EXPECT_NEAR(loaded.params.thread_wake.us(505), 20.2, 1e-9);
   EXPECT_NEAR(loaded.params.thread_wake.us(1e6), 40.0, 1e-12);
+}
+
+// tessera-bench times the executor's fixed cost at one distance beyond its last copy
+// distance (256 against 128 MiB): that distance keeps its own fixed cost, with the
+// copies of the distance before it, so a run beyond 128 MiB pays the fixed cost it
+// grows to and the copies as measured at 128 MiB.
+TEST(Planning, AFixedCostBeyondTheLastCopyDistanceKeepsTheCopiesBeforeIt) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](auto... args) { rows.push_back(local_row(args...)); };
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}}) {
+    row(perfdb::kComputeCopyAfter, 4, floats, nrows, 2.0, 0.3);
+    row(perfdb::kComputeCopyAfter, 128, floats, nrows, 20.0, 0.5);
+  }
+  row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0);
+  row(perfdb::kComputePhaseCallAfter, 4, 1, 1, 100.0, 0.0);
+  row(perfdb::kComputePhaseCallAfter, 128, 1, 1, 300.0, 0.0);
+  row(perfdb::kComputePhaseCallAfter, 256, 1, 1, 450.0, 0.0);
+  const auto loaded = load_local_rows("fixed-beyond", rows);
+  const auto& after = loaded.params.copy_after;
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_DOUBLE_EQ(after[2].bytes, 256.0 * (1 << 20));
+  EXPECT_NEAR(after[1].cost.call_us, 0.3, 1e-12);
+  EXPECT_NEAR(after[2].cost.call_us, 0.45, 1e-12);
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}})
+    EXPECT_NEAR(after[2].cost.us(nrows, floats), nrows * (20.0 + floats * 0.5) / 1000, 1e-9) << floats;
+  // Halfway between 128 and 256 MiB in log bytes: the fixed cost halfway, the copies
+  // those of 128 MiB.
+  const scheduler::CopyCost mid = loaded.params.copy_at(std::sqrt(128.0 * 256.0) * (1 << 20));
+  EXPECT_NEAR(mid.call_us, 0.375, 1e-9);
+  EXPECT_NEAR(mid.us(512, 512), 512 * (20.0 + 512 * 0.5) / 1000, 1e-9);
+  EXPECT_NEAR(loaded.params.copy_at(1e12).call_us, 0.45, 1e-12);
+  // A fixed cost alone below every copy distance has no copies to keep: dropped.
+  rows.push_back(local_row(perfdb::kComputePhaseCallAfter, 1, 1, 1, 50.0, 0.0));
+  const auto low = load_local_rows("fixed-below", rows);
+  ASSERT_EQ(low.params.copy_after.size(), 3u);
+  EXPECT_DOUBLE_EQ(low.params.copy_after[0].bytes, 4.0 * (1 << 20));
 }
 
 // The x-mirror of a fresh tile after a sweep of D MiB (mirror_fresh_after): each copy
