@@ -36,7 +36,8 @@ const CopyCost& copy_reading(const CopyCost& copy, Store from);
 /// each send, receive and wait of the plan as is, each copy and mirror as local work
 /// priced by `copy` (none when empty; a copy as copy_reading its source).
 /// `concurrency_procs` > 0 replaces the plan's own rank count where a step's concurrency
-/// is "every rank" (a compressed plan standing for a larger grid). Throws InvalidArgument for a plan with an MPI collective step.
+/// is "every rank" (a compressed plan standing for a larger grid). Throws
+/// InvalidArgument for a plan with an MPI collective step.
 Schedule schedule_of(const CommPlan& plan, const CopyCost& copy = {}, int concurrency_procs = 0);
 /// Makespan of `plan`, µs: the simulation of its schedule; for a plan with MPI's own
 /// collective, the faster of the library's flat and binomial trees for the same phase
