@@ -103,9 +103,13 @@ std::vector<P3pcSample> combine_passes(std::span<const std::vector<P3pcSample>> 
   return out;
 }
 
-std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample>> passes,
-                                          double limit, const QualityThresholds& t) {
-  std::vector<std::size_t> out;
+namespace {
+
+// For each pass, the median over its judged cells of pass / median(other passes) - 1;
+// none for a pass without a cell that two others have too.
+std::vector<std::optional<double>> pass_deviations(std::span<const std::vector<P3pcSample>> passes,
+                                                   const QualityThresholds& t) {
+  std::vector<std::optional<double>> out(passes.size());
   if (passes.size() < 3) return out;
   std::vector<std::map<CellKey, double>> by_pass(passes.size());
   for (std::size_t i = 0; i < passes.size(); ++i)
@@ -122,8 +126,28 @@ std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample
       const double ref = median(others);
       if (ref > 0) deviations.push_back(m / ref - 1);
     }
-    if (!deviations.empty() && std::abs(median(deviations)) > limit) out.push_back(i);
+    if (!deviations.empty()) out[i] = median(deviations);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample>> passes,
+                                          double limit, const QualityThresholds& t) {
+  std::vector<std::size_t> out;
+  const auto deviations = pass_deviations(passes, t);
+  for (std::size_t i = 0; i < deviations.size(); ++i)
+    if (deviations[i] && std::abs(*deviations[i]) > limit) out.push_back(i);
+  return out;
+}
+
+std::optional<std::size_t> slowest_disturbed_pass(std::span<const std::vector<P3pcSample>> passes, double limit,
+                                                  const QualityThresholds& t) {
+  const auto deviations = pass_deviations(passes, t);
+  std::optional<std::size_t> out;
+  for (std::size_t i = 0; i < deviations.size(); ++i)
+    if (deviations[i] && *deviations[i] > limit && (!out || *deviations[i] > *deviations[*out])) out = i;
   return out;
 }
 

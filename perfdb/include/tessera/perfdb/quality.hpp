@@ -53,6 +53,17 @@ std::vector<P3pcSample> combine_passes(std::span<const std::vector<P3pcSample>> 
 std::vector<std::size_t> disturbed_passes(std::span<const std::vector<P3pcSample>> passes,
                                           double limit = 0.05, const QualityThresholds& t = {});
 
+/// The disturbed pass to measure again: the one whose cells sit furthest above the
+/// others' (deviation as disturbed_passes, above `limit`); none when no pass is slower
+/// than the others by more than `limit`. A disturbance only ever adds time, so when two
+/// passes met a slow state of the machine and one a normal state, the normal one, the
+/// lone fast pass, is not the one to redo: each slow pass sits above its others' median
+/// too. (Nor when one pass ran faster than two at the usual speed: those two are above
+/// their others' median, and a redo may find the faster state as well.) Needs >= 3
+/// passes.
+std::optional<std::size_t> slowest_disturbed_pass(std::span<const std::vector<P3pcSample>> passes,
+                                                  double limit = 0.05, const QualityThresholds& t = {});
+
 /// A disturbed pass measured again: `redo`'s rows, then `old`'s rows of the cells `redo`
 /// lacks (a redo cut short by the time budget, or one that measures fewer kinds of
 /// cell), in `old`'s order, so no cell the run had is lost by the redo.
