@@ -118,8 +118,7 @@ std::vector<T> parse_list(const std::string& text, const char* option, T lowest)
   return out;
 }
 
-// Readings of the memory bandwidth and the transfer canary before the first scenario
-// (their watches' references).
+// Readings of the memory bandwidth before the first scenario (BandwidthWatch's reference).
 constexpr int kBandwidthCalibration = 8;
 
 void progress(const std::string& line) { std::cerr << "tessera-validate: " << line << std::endl; }
@@ -288,7 +287,7 @@ struct Results {
   std::vector<std::string> models;  ///< models that priced something
   std::vector<std::string> baselines;  ///< kBaselines
   std::vector<std::string> notes;
-  Watch watch;  ///< the same on every rank
+  BandwidthWatch watch;  ///< the same on every rank
 };
 
 // The charts, CSVs and index as one result set: they replace --output whole when the
@@ -646,22 +645,17 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                         ? "every sample counts, also those during which a rank was preempted (--keep-disturbed)"
                         : std::to_string(left_out) + " of " + std::to_string(taken) +
                               " samples left out: a rank was preempted during them (involuntary context "
-                              "switch) or their round ran while the memory bandwidth or the transfer canary read low (below); "
+                              "switch) or their round ran while the memory bandwidth was low (below); "
                               "--keep-disturbed keeps them");
-  auto lowest = [](const BandwidthWatch& w) {
-    return w.readings().empty() ? 0.0 : *std::min_element(w.readings().begin(), w.readings().end());
-  };
-  auto watch_note = [&](const BandwidthWatch& w, const std::string& what, const std::string& why) {
-    r.notes.push_back(what + ", read before and after each round: " + fmt(w.reference(), 1) + " GB/s median [" +
-                      fmt(lowest(w), 1) + "-" + fmt(w.best(), 1) + "]; " + std::to_string(w.slow_rounds()) + " of " +
-                      std::to_string(w.rounds()) + " timed rounds read below " + fmt(100 * w.slow_fraction(), 0) +
-                      " % of the median reading before them, their samples counted as disturbed (" + why + ")");
-  };
-  watch_note(r.watch.memory, "memory bandwidth of an independent 32 MiB copy on every rank",
-             "a shared host's other tenants");
-  if (r.watch.canary)
-    watch_note(r.watch.transfer, "transfer of an independent 512 KiB gather from rank 1 to rank 0",
-               "stretches in which the host slows every transfer between two of its cores");
+  const auto& bw = r.watch.readings();
+  const double bw_median = r.watch.reference();
+  const double bw_min = bw.empty() ? 0.0 : *std::min_element(bw.begin(), bw.end());
+  r.notes.push_back("memory bandwidth of an independent 32 MiB copy on every rank, read before and after each round: " +
+                    fmt(bw_median, 1) + " GB/s median [" + fmt(bw_min, 1) + "-" + fmt(r.watch.best(), 1) + "]; " +
+                    std::to_string(r.watch.slow_rounds()) + " of " + std::to_string(r.watch.rounds()) +
+                    " timed rounds read below " + fmt(100 * r.watch.slow_fraction(), 0) +
+                    " % of the median reading before them, their samples counted as disturbed (a shared "
+                    "host's other tenants)");
   r.notes.push_back(
       "plans that run the same steps on every rank (one rank's oft, sbt and bcast scatters, for instance) are "
       "one execution: it is measured end to end once, under the first algorithm's name, and every pick of one "
@@ -693,13 +687,9 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   summary["keep_disturbed"] = o.keep_disturbed;
   summary["samples"] = taken;
   summary["disturbed_samples_left_out"] = left_out;
-  auto watch_json = [&](const BandwidthWatch& w) {
-    return nlohmann::json{{"median_gbs", w.reference()}, {"min_gbs", lowest(w)},
-                          {"best_gbs", w.best()},        {"rounds", w.rounds()},
-                          {"slow_rounds", w.slow_rounds()}, {"slow_fraction", w.slow_fraction()}};
-  };
-  summary["memory_bandwidth"] = watch_json(r.watch.memory);
-  if (r.watch.canary) summary["transfer"] = watch_json(r.watch.transfer);
+  summary["memory_bandwidth"] = {{"median_gbs", bw_median}, {"min_gbs", bw_min},
+                                 {"best_gbs", r.watch.best()}, {"rounds", r.watch.rounds()},
+                                 {"slow_rounds", r.watch.slow_rounds()}, {"slow_fraction", r.watch.slow_fraction()}};
   summary["notes"] = r.notes;
   summary["output"] = o.output.string();
   summary["wall_seconds"] = wall;
@@ -726,9 +716,8 @@ int run(const Session& session, int argc, char** argv) {
   for (auto b : kBaselines) r.baselines.emplace_back(b);
   // The watch's first readings, before the first scenario: its reference from the start.
   session.agree([&] {
-    if (session.size() >= 2) r.watch.canary = std::make_unique<TransferCanary>(session);
     const Team world = session.team(session.size());
-    r.watch.calibrate(world, kBandwidthCalibration);
+    for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.calibrate(memory_bandwidth_gbs(world));
   });
   for (const auto& members : problems_of(r.scenarios)) run_problem(session, o, params, members, r);
   session.agree([&] {

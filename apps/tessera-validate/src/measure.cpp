@@ -21,14 +21,12 @@ long preemptions() {
 
 // Items still short of undisturbed samples, in a random order that is the same on every
 // rank (all ranks hold the same samples' disturbed flags). Warm-up rounds visit all.
-// `watched`: samples disturbed by a slow round's watch alone (none of them preempted).
 std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samples, const Repetition& rep,
-                                    int round, unsigned seed, std::size_t watched) {
+                                    int round, unsigned seed) {
   std::vector<std::size_t> order;
   // Past the planned rounds, repeat only while preemption is the exception: with more
   // ranks than cores our own ranks preempt each other in every sample, and waiting for
-  // quiet ones would only make the run longer. A slow stretch of the machine passes:
-  // rounds go on through it, up to max_rounds().
+  // quiet ones would only make the run longer.
   if (round >= rep.warmup + rep.repeats) {
     std::size_t quiet = 0, all = 0;
     for (const auto& item : samples)
@@ -36,7 +34,7 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
         ++all;
         quiet += !s.disturbed;
       }
-    if (3 * (quiet + watched) < 2 * all) return order;
+    if (3 * quiet < 2 * all) return order;
   }
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto quiet =
@@ -53,29 +51,18 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
 // One round read by the watch before and after it (timed rounds only): `run` is the
 // round, `pushed` the items that took a sample in it (their last), marked disturbed
 // when the round ran slow.
-// Returns how many of those samples the watch alone marked (they were not disturbed yet).
 template <class Round>
-std::size_t watched_round(const Team& world, Watch* watch, bool timed, std::vector<std::vector<Sample>>& samples,
-                          const std::vector<std::size_t>& pushed, Round&& run) {
+void watched_round(const Team& world, BandwidthWatch* watch, bool timed, std::vector<std::vector<Sample>>& samples,
+                   const std::vector<std::size_t>& pushed, Round&& run) {
   if (!watch || !timed) {
     run();
-    return 0;
+    return;
   }
-  const double memory_before = memory_bandwidth_gbs(world);
-  const double transfer_before = watch->canary ? watch->canary->gbs(world) : 0.0;
+  const double before = memory_bandwidth_gbs(world);
   run();
-  const double memory_after = memory_bandwidth_gbs(world);
-  const double transfer_after = watch->canary ? watch->canary->gbs(world) : 0.0;
-  // Both watches take the round's readings, slow or not.
-  const bool memory_slow = watch->memory.round(memory_before, memory_after);
-  const bool transfer_slow = watch->canary && watch->transfer.round(transfer_before, transfer_after);
-  std::size_t marked = 0;
-  if (memory_slow || transfer_slow)
-    for (std::size_t k : pushed) {
-      marked += !samples[k].back().disturbed;
-      samples[k].back().disturbed = true;
-    }
-  return marked;
+  const double after = memory_bandwidth_gbs(world);
+  if (watch->round(before, after))
+    for (std::size_t k : pushed) samples[k].back().disturbed = true;
 }
 
 // Observations of the items' pooled samples, summarised as one set.
@@ -108,54 +95,22 @@ double memory_bandwidth_gbs(const Team& world) {
   return -world.max(-mine);  // the slowest rank's
 }
 
-TransferCanary::TransferCanary(const Session& session)
-    : pair_(session.team(2)),
-      partition_(512, 512, Grid{2, 1}),
-      local_(partition_.tile(1).width, partition_.tile(1).height, 1.0f),
-      whole_(session.rank() == 0 ? Image(partition_.width(), partition_.height(), 0.0f) : Image()) {
-  if (pair_.active()) gather_.emplace(pair_, partition_, GatherAlgorithm::oft);
-}
-
-double TransferCanary::gbs(const Team& world) {
-  double rate = 0;
-  if (gather_) {
-    // The root's own half already lies in the image: only rank 1's half moves.
-    const Box mine = partition_.tile(pair_.rank());
-    const ConstView local = pair_.rank() == 0 ? ConstView{whole_.data(), mine.width, mine.height, whole_.width()}
-                                              : local_.view();
-    pair_.barrier();
-    const double t0 = Team::now();
-    gather_->run(local, whole_);
-    const double seconds = pair_.max(Team::now() - t0);
-    rate = 4.0 * double(partition_.tile(1).area()) / std::max(seconds, 1e-9) / 1e9;
-  }
-  return world.max(rate);
-}
-
-void Watch::calibrate(const Team& world, int readings) {
-  for (int i = 0; i < readings; ++i) {
-    memory.calibrate(memory_bandwidth_gbs(world));
-    if (canary) transfer.calibrate(canary->gbs(world));
-  }
-}
-
 std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
                                                 const Image& image, const Scenario& scenario, int scenario_index,
                                                 const std::vector<Grid>& grids, bool compute_by_exchange,
                                                 const Repetition& repetition, const Progress& progress,
-                                                Watch* watch) {
+                                                BandwidthWatch* watch) {
   std::vector<Plan> items;
   for (const Grid& g : grids)
     for (const Plan& p : covering_plans(g)) items.push_back(p);
   std::vector<std::vector<Sample>> samples(items.size());
   std::vector<std::vector<PhaseSeconds>> phases(items.size());
   const Team world = session.team(session.size());
-  std::size_t watched = 0;  // samples a slow round's watch alone marked
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
-    const auto order = next_round(samples, repetition, round, unsigned(4241 * scenario_index + round), watched);
+    const auto order = next_round(samples, repetition, round, unsigned(4241 * scenario_index + round));
     if (order.empty()) break;
     const bool timed = round >= repetition.warmup;
-    watched += watched_round(world, watch, timed, samples, order, [&] {
+    watched_round(world, watch, timed, samples, order, [&] {
       for (std::size_t k : order) {
         const bool working = session.rank() < items[k].procs();
         PhaseSeconds t;
@@ -232,7 +187,7 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
                                                     const Image& image, const std::string& label, unsigned seed,
                                                     const std::vector<TimedPlan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
-                                                    std::vector<ProgramStep>* communication, Watch* watch) {
+                                                    std::vector<ProgramStep>* communication, BandwidthWatch* watch) {
   std::vector<std::vector<Sample>> samples(plans.size());
   const Team world = session.team(session.size());
   bool traced = false;
@@ -242,9 +197,8 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
     if (std::find(scenarios.begin(), scenarios.end(), p.scenario) == scenarios.end())
       scenarios.push_back(p.scenario);
   int last = -1;  // the scenario of the last run
-  std::size_t watched = 0;  // samples a slow round's watch alone marked
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
-    auto order = next_round(samples, repetition, round, seed + unsigned(round), watched);
+    auto order = next_round(samples, repetition, round, seed + unsigned(round));
     if (order.empty()) break;
     // Within a round one scenario's plans after the other's, the first scenario rotating
     // from round to round; after each change of P one untimed run of the next plan: a run
@@ -258,7 +212,7 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
     }
     order = std::move(grouped);
     const bool timed = round >= repetition.warmup;
-    watched += watched_round(world, watch, timed, samples, order, [&] {
+    watched_round(world, watch, timed, samples, order, [&] {
       for (std::size_t k : order) {
         if (plans[k].scenario != last) {
           world.barrier();

@@ -4,12 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "tessera/distributed.hpp"
 #include "tessera/image.hpp"
 #include "tessera/plan.hpp"
 #include "tessera/program.hpp"
@@ -24,8 +21,7 @@ namespace tessera::validation {
 /// A sample during which any rank was involuntarily descheduled is "disturbed". Rounds
 /// go on, visiting only items with fewer than `repeats` undisturbed samples, up to
 /// `max_rounds()` (extra rounds only while at least two thirds of the samples so far are
-/// undisturbed or disturbed by a slow round's Watch alone: a slow stretch of the machine
-/// passes, preemption by our own oversubscribed ranks does not); then every item of the set is summarised from its undisturbed samples
+/// undisturbed); then every item of the set is summarised from its undisturbed samples
 /// if each has enough, else from all of its samples (summarize_set), unless keep_disturbed.
 struct Repetition {
   int warmup = 1;
@@ -44,43 +40,6 @@ using Progress = std::function<void(const std::string&)>;
 /// rank of the session).
 double memory_bandwidth_gbs(const Team& world);
 
-/// One transfer between ranks 0 and 1, read beside every round as the memory bandwidth
-/// is: rank 1 sends its half of a 512² image split 2x1 to rank 0 (the library's oft
-/// gather: rows of 1 KiB into the root's image). This project's VM has stretches of
-/// seconds to minutes in which every transfer between its two cores takes 3-4 times as
-/// long, the same code on the same buffers: a plain two-rank MPI program
-/// (scripts/probes/gather2x1) read 5.3-5.7 ms against 1.4 ms in the same stretches as
-/// the library's gathers did, and tessera-bench's passes deviate whole. The memory
-/// bandwidth does not show them. Construction is collective over the session (needs two
-/// ranks or more); not movable (the gather keeps its team).
-class TransferCanary {
- public:
-  explicit TransferCanary(const Session& session);
-  TransferCanary(const TransferCanary&) = delete;
-  TransferCanary& operator=(const TransferCanary&) = delete;
-  /// Bytes moved over the slower pair rank's time, GB/s, the same on every rank.
-  /// Collective over `world` (every rank of the session).
-  double gbs(const Team& world);
-
- private:
-  Team pair_;
-  Partition partition_;
-  Image local_, whole_;
-  std::optional<Gather> gather_;  ///< on the pair's ranks
-};
-
-/// What is read before and after every timed round, each by a program independent of
-/// the one measured: the memory bandwidth, and with two ranks or more the transfer
-/// canary. A round during which either read slow (BandwidthWatch::round) ran on a
-/// slower machine than usual: its samples count as disturbed. The same on every rank.
-struct Watch {
-  BandwidthWatch memory;
-  BandwidthWatch transfer;
-  std::unique_ptr<TransferCanary> canary;  ///< null with one rank
-  /// Readings before any round, part of the references only. Collective over `world`.
-  void calibrate(const Team& world, int readings);
-};
-
 /// Times an app's `program` phase by phase: for every grid, each of covering_plans(grid)
 /// runs with Program::run(..., PhaseSeconds*) (barriers between the phases; each phase
 /// the maximum over the ranks). Observations: scatter per scatter algorithm, exchange
@@ -94,13 +53,13 @@ struct Watch {
 /// leaves them: the state the scheduler prices. A run is one item of the repetition.
 /// `image` is read on the root only. Observations on the root, empty elsewhere. Collective over
 /// the session (every rank takes part in every run; ranks beyond the plan idle). With
-/// `watch`, every timed round is read before and after (Watch, the same on every rank)
-/// and a slow round's samples count as disturbed (here and end to end).
+/// `watch`, every timed round is read before and after (memory_bandwidth_gbs, the same on
+/// every rank) and a slow round's samples count as disturbed (here and end to end).
 std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
                                                 const Image& image, const Scenario& scenario, int scenario_index,
                                                 const std::vector<Grid>& grids, bool compute_by_exchange,
                                                 const Repetition& repetition, const Progress& progress,
-                                                Watch* watch = nullptr);
+                                                BandwidthWatch* watch = nullptr);
 
 /// A plan to time end to end, and the scenario (of its number of ranks) it belongs to.
 struct TimedPlan {
@@ -121,7 +80,7 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
                                                     const std::vector<TimedPlan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
                                                     std::vector<ProgramStep>* communication = nullptr,
-                                                    Watch* watch = nullptr);
+                                                    BandwidthWatch* watch = nullptr);
 
 /// MPI_Dims_create(procs, 2) (local).
 std::array<int, 2> mpi_dims(int procs);
