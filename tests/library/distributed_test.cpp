@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -302,6 +303,25 @@ TEST(Distributed, FewerRanksThanLaunchedIdle) {
     for (std::size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(bit_equal(out[i], reference[i]));
   }
   EXPECT_THROW(gaussian_derivatives(s, img, o, Plan{Grid{1, s.size() + 1}}), InfeasiblePlan);
+}
+
+TEST(Distributed, PairLatencyIsRankZerosReadingOnEveryMember) {
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const double us = team.pair_latency_us(50);
+  if (s.size() == 1) {
+    EXPECT_EQ(us, 0.0);  // no pair
+  } else {
+    EXPECT_TRUE(std::isfinite(us));
+    EXPECT_GT(us, 0.0);
+    EXPECT_LT(us, 1e5);  // an 8-byte round trip, not a timeout
+  }
+  EXPECT_EQ(team.max(us), us);  // the same value on every member
+  EXPECT_EQ(-team.max(-us), us);
+  const Team one = s.team(1);
+  if (one.active()) EXPECT_EQ(one.pair_latency_us(), 0.0);
+  // Checked before any message, so every rank throws and none waits for a peer.
+  EXPECT_THROW(team.pair_latency_us(0), InvalidArgument);
 }
 
 TEST(Distributed, AgreeStopsEveryRankWithTheFirstMessage) {

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "comm.hpp"
 #include "tessera/error.hpp"
+#include "tessera/statistics.hpp"
 
 namespace tessera {
 
@@ -155,6 +157,34 @@ double Team::max(double value) const {
   return worst;
 }
 double Team::now() { return MPI_Wtime(); }
+
+double Team::pair_latency_us(int round_trips) const {
+  if (round_trips < 1) throw InvalidArgument("pair latency needs at least one round trip");
+  constexpr int kUntimed = 10, kTag = 300;  // no plan's tag (theirs are 101-201)
+  const int me = rank();
+  double latency = 0;
+  if (size() >= 2 && me < 2) {
+    const int peer = 1 - me;
+    double word = 0;
+    std::vector<double> one_way;
+    one_way.reserve(std::size_t(round_trips));
+    for (int r = 0; r < kUntimed + round_trips; ++r) {
+      const double t0 = MPI_Wtime();
+      if (me == 0) {
+        detail::check(MPI_Send(&word, 1, MPI_DOUBLE, peer, kTag, comm_->comm), "MPI_Send");
+        detail::check(MPI_Recv(&word, 1, MPI_DOUBLE, peer, kTag, comm_->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+      } else {
+        detail::check(MPI_Recv(&word, 1, MPI_DOUBLE, peer, kTag, comm_->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+        detail::check(MPI_Send(&word, 1, MPI_DOUBLE, peer, kTag, comm_->comm), "MPI_Send");
+      }
+      if (r >= kUntimed) one_way.push_back((MPI_Wtime() - t0) * 1e6 / 2);
+    }
+    latency = stats::median(one_way);
+  }
+  // Rank 0's reading on every member.
+  detail::check(MPI_Bcast(&latency, 1, MPI_DOUBLE, 0, comm_->comm), "MPI_Bcast");
+  return latency;
+}
 
 std::array<int, 2> mpi_dims_create(int procs) {
   int dims[2] = {0, 0};
