@@ -333,3 +333,39 @@ TEST(BandwidthWatch, ARoundBelowTheFractionOfTheMedianReadingSoFarIsSlow) {
   EXPECT_THROW(BandwidthWatch(1.0), InvalidArgument);
   EXPECT_THROW(BandwidthWatch(0.0), InvalidArgument);
 }
+
+TEST(LatencyWatch, AReadingAboveTheFactorTimesTheQuietestSoFarIsSlow) {
+  LatencyWatch w(1.6, 2.0);
+  EXPECT_EQ(w.quiet_us(), 0.0);
+  EXPECT_FALSE(w.read(0.40));  // the first reading is its own reference
+  EXPECT_FALSE(w.read(0.42));  // a launch that starts slow knows no better yet
+  EXPECT_FALSE(w.read(0.15));  // the quiet state
+  EXPECT_EQ(w.quiet_us(), 0.15);
+  EXPECT_FALSE(w.read(0.18));  // 0.18 <= 1.6 x 0.15 = 0.24
+  EXPECT_TRUE(w.read(0.40));   // the VM's slow state
+  EXPECT_TRUE(w.read(0.25));
+  EXPECT_FALSE(w.read(0.0));   // no pair to read: not kept, not slow
+  EXPECT_EQ(w.readings().size(), 6u);
+  EXPECT_EQ(w.quiet_us(), 0.15);
+
+  EXPECT_TRUE(w.may_wait());
+  w.waited(1.5);
+  EXPECT_TRUE(w.may_wait());
+  w.waited(0.6);
+  EXPECT_FALSE(w.may_wait());  // 2.1 s of a 2 s budget
+  EXPECT_DOUBLE_EQ(w.waited_s(), 2.1);
+  EXPECT_FALSE(LatencyWatch().may_wait());  // no budget: never waits
+
+  w.round(false);
+  w.round(true);
+  w.round(false);
+  EXPECT_EQ(w.rounds(), 3);
+  EXPECT_EQ(w.slow_rounds(), 1);
+
+  EXPECT_THROW(w.read(-0.1), InvalidArgument);
+  EXPECT_THROW(w.read(std::nan("")), InvalidArgument);
+  EXPECT_THROW(w.waited(-1.0), InvalidArgument);
+  EXPECT_THROW(LatencyWatch(1.0), InvalidArgument);
+  EXPECT_THROW(LatencyWatch(1.6, -1.0), InvalidArgument);
+  EXPECT_THROW(LatencyWatch(1.6, std::nan("")), InvalidArgument);
+}

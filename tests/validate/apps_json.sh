@@ -17,7 +17,7 @@ timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-s
   cat "$work/bench.err"; fail "tessera-bench --quick failed"; }
 
 timeout 150 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-validate" --apps edges,corners --sizes 64 --sigmas 1 \
-  --repeats 3 --extra 2 --json --no-perfdb-record --perfdb "$work/perfdb.sqlite" --output "$work/out" \
+  --repeats 3 --extra 2 --max-wait 0 --json --no-perfdb-record --perfdb "$work/perfdb.sqlite" --output "$work/out" \
   >"$work/stdout" 2>"$work/stderr"
 code=$?
 [ $code -ne 124 ] || fail "timed out"
@@ -63,6 +63,10 @@ for app in ("edges", "corners"):
 # edges' hysteresis exchanges inside compute: its compute is measured per exchange algorithm.
 labels = {r["label"] for r in rows if r["app"] == "edges" and r["phase"] == "compute"}
 assert {"1x2 4step", "1x2 nonblocking"} <= labels, labels
+# --max-wait 0: the latency is read and reported, no round waits for it.
+lat = s["pair_latency"]
+assert lat["max_wait_s"] == 0 and lat["waited_s"] == 0 and lat["lowest_us"] > 0, lat
+assert any("no round waited (--max-wait 0)" in n for n in s["notes"]), "no latency note"
 print("apps ok:", {app: {k: round(v["median_abs_rel_error"], 3) for k, v in a["models"].items()}
                    for app, a in s["apps"].items()})
 PY

@@ -16,7 +16,7 @@ timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-s
   --perfdb "$work/perfdb.sqlite" >"$work/bench.out" 2>"$work/bench.err" || {
   cat "$work/bench.err"; fail "tessera-bench --quick failed"; }
 
-timeout 180 "$mpiexec" -n "$ranks" --oversubscribe "$bin/tessera-validate" --quick --json --repeats 3 \
+timeout 180 "$mpiexec" -n "$ranks" --oversubscribe "$bin/tessera-validate" --quick --json --repeats 3 --max-wait 2 \
   --perfdb "$work/perfdb.sqlite" --output "$work/out" >"$work/stdout" 2>"$work/stderr"
 code=$?
 [ $code -ne 124 ] || fail "timed out"
@@ -69,6 +69,15 @@ for d in s["decisions"]:
 assert sorted(s["by_procs"], key=int) == [str(p) for p in procs], "figures for every P"
 for p, f in s["by_procs"].items():
     assert set(f["choosers"]) == choosers and len(f["best_us"]) == problems, f"by_procs {p}"
+# The machine-state reading: two ranks read a latency; the wait stays within its budget
+# (2 s, plus the one sleep and reading that ends it), or is off when the node is oversubscribed.
+lat = s["pair_latency"]
+assert lat["slow_factor"] == 1.6 and lat["max_wait_s"] in (0, 2), lat
+if ranks >= 2:
+    assert 0 < lat["lowest_us"] <= lat["median_us"] <= lat["highest_us"], lat
+assert 0 <= lat["waited_s"] <= lat["max_wait_s"] + 1, lat
+assert lat["rounds"] > 0 and 0 <= lat["slow_after_rounds"] <= lat["rounds"], lat
+assert any(n.startswith("latency between ranks 0 and 1") for n in s["notes"]), "no latency note"
 print("summary ok:", {k: round(v["median_abs_rel_error"], 3) for k, v in models.items()})
 PY
 

@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 #include "measure.hpp"
@@ -26,6 +27,7 @@
 #include "tessera/result_set.hpp"
 #include "tessera/scheduler/model.hpp"
 #include "tessera/session.hpp"
+#include "tessera/statistics.hpp"
 #include "tessera/validate/analysis.hpp"
 #include "tessera/validate/baselines.hpp"
 #include "tessera/validate/programs.hpp"
@@ -44,6 +46,7 @@ struct Options {
   std::string models = "all", apps = "all", procs, sizes, sigmas;
   cli::DatabaseOptions db;
   int repeats = 0, warmup = 1, extra = 6;
+  double max_wait = 120;  ///< seconds, the whole run's wait for the quiet state
   std::vector<std::string> arguments;  ///< argv[1..], for the result set's manifest
 };
 
@@ -77,6 +80,11 @@ po::options_description describe_options(Options& o) {
        "read a memory bandwidth below 60 % of the launch's median (by default such\n"
        "samples are repeated, up to 3x --repeats rounds, and left out when every item of a\n"
        "scenario has enough undisturbed ones)")
+      ("max-wait", po::value<double>(&o.max_wait)->default_value(o.max_wait),
+       "seconds the whole run may wait for the machine's quiet state: each timed round starts\n"
+       "when the latency between ranks 0 and 1 (if on one node) reads at most 1.6x its lowest\n"
+       "reading (this project's VM has a state in which it doubles and pipelined transfers\n"
+       "cost 3-4x); 0 = never wait (the state is still read and reported)")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
   cli::add_database_options(d, o.db);
   return d;
@@ -118,8 +126,10 @@ std::vector<T> parse_list(const std::string& text, const char* option, T lowest)
   return out;
 }
 
-// Readings of the memory bandwidth before the first scenario (BandwidthWatch's reference).
+// Readings of the memory bandwidth and of the pair latency before the first scenario
+// (the watches' references).
 constexpr int kBandwidthCalibration = 8;
+constexpr int kLatencyCalibration = 5;
 
 void progress(const std::string& line) { std::cerr << "tessera-validate: " << line << std::endl; }
 
@@ -287,7 +297,7 @@ struct Results {
   std::vector<std::string> models;  ///< models that priced something
   std::vector<std::string> baselines;  ///< kBaselines
   std::vector<std::string> notes;
-  BandwidthWatch watch;  ///< the same on every rank
+  RoundWatch watch;  ///< the same on every rank
 };
 
 // The charts, CSVs and index as one result set: they replace --output whole when the
@@ -367,6 +377,7 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     if (o.repeats < 1) throw InvalidArgument("--repeats must be >= 1");
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
+    if (!(o.max_wait >= 0 && std::isfinite(o.max_wait))) throw InvalidArgument("--max-wait must be >= 0 seconds");
     models = parse_models(o.models);
     scenarios = scenarios_for(o.quick, session.size(), parse_list<int>(o.procs, "--procs", 1),
                               parse_list<int>(o.sizes, "--sizes", 1), parse_list<double>(o.sigmas, "--sigmas", 0.02657),
@@ -647,15 +658,34 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                               " samples left out: a rank was preempted during them (involuntary context "
                               "switch) or their round ran while the memory bandwidth was low (below); "
                               "--keep-disturbed keeps them");
-  const auto& bw = r.watch.readings();
-  const double bw_median = r.watch.reference();
+  const BandwidthWatch& bwatch = r.watch.bandwidth;
+  const auto& bw = bwatch.readings();
+  const double bw_median = bwatch.reference();
   const double bw_min = bw.empty() ? 0.0 : *std::min_element(bw.begin(), bw.end());
   r.notes.push_back("memory bandwidth of an independent 32 MiB copy on every rank, read before and after each round: " +
-                    fmt(bw_median, 1) + " GB/s median [" + fmt(bw_min, 1) + "-" + fmt(r.watch.best(), 1) + "]; " +
-                    std::to_string(r.watch.slow_rounds()) + " of " + std::to_string(r.watch.rounds()) +
-                    " timed rounds read below " + fmt(100 * r.watch.slow_fraction(), 0) +
+                    fmt(bw_median, 1) + " GB/s median [" + fmt(bw_min, 1) + "-" + fmt(bwatch.best(), 1) + "]; " +
+                    std::to_string(bwatch.slow_rounds()) + " of " + std::to_string(bwatch.rounds()) +
+                    " timed rounds read below " + fmt(100 * bwatch.slow_fraction(), 0) +
                     " % of the median reading before them, their samples counted as disturbed (a shared "
                     "host's other tenants)");
+  const LatencyWatch& lwatch = r.watch.latency;
+  const auto& lat = lwatch.readings();
+  const double lat_median = lat.empty() ? 0.0 : stats::median(lat);
+  const double lat_max = lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end());
+  const std::string waiting =
+      lwatch.max_wait_s() > 0
+          ? "each timed round waited, while --max-wait " + fmt(lwatch.max_wait_s(), 0) + " s lasted, for a reading of at most " +
+                fmt(lwatch.slow_factor(), 1) + "x the lowest: " + fmt(lwatch.waited_s(), 1) + " s in all"
+          : std::string(o.max_wait > 0 ? "no round waited (ranks 0 and 1 on two nodes, or more ranks than hardware threads)"
+                                       : "no round waited (--max-wait 0)");
+  r.notes.push_back(lat.empty() ? std::string("latency between ranks 0 and 1 not read (one rank)")
+                                : "latency between ranks 0 and 1 (median of 200 8-byte round trips, halved), read before "
+                                  "and after each timed round: " +
+                                      fmt(lwatch.quiet_us(), 3) + " µs lowest, " + fmt(lat_median, 3) + " median, " +
+                                      fmt(lat_max, 3) + " highest; " + waiting + "; " +
+                                      std::to_string(lwatch.slow_rounds()) + " of " + std::to_string(lwatch.rounds()) +
+                                      " timed rounds read above " + fmt(lwatch.slow_factor(), 1) +
+                                      "x the lowest right after (their samples kept)");
   r.notes.push_back(
       "plans that run the same steps on every rank (one rank's oft, sbt and bcast scatters, for instance) are "
       "one execution: it is measured end to end once, under the first algorithm's name, and every pick of one "
@@ -688,8 +718,12 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   summary["samples"] = taken;
   summary["disturbed_samples_left_out"] = left_out;
   summary["memory_bandwidth"] = {{"median_gbs", bw_median}, {"min_gbs", bw_min},
-                                 {"best_gbs", r.watch.best()}, {"rounds", r.watch.rounds()},
-                                 {"slow_rounds", r.watch.slow_rounds()}, {"slow_fraction", r.watch.slow_fraction()}};
+                                 {"best_gbs", bwatch.best()}, {"rounds", bwatch.rounds()},
+                                 {"slow_rounds", bwatch.slow_rounds()}, {"slow_fraction", bwatch.slow_fraction()}};
+  summary["pair_latency"] = {{"lowest_us", lwatch.quiet_us()}, {"median_us", lat_median}, {"highest_us", lat_max},
+                             {"slow_factor", lwatch.slow_factor()}, {"waited_s", lwatch.waited_s()},
+                             {"max_wait_s", lwatch.max_wait_s()}, {"rounds", lwatch.rounds()},
+                             {"slow_after_rounds", lwatch.slow_rounds()}};
   summary["notes"] = r.notes;
   summary["output"] = o.output.string();
   summary["wall_seconds"] = wall;
@@ -717,7 +751,14 @@ int run(const Session& session, int argc, char** argv) {
   // The watch's first readings, before the first scenario: its reference from the start.
   session.agree([&] {
     const Team world = session.team(session.size());
-    for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.calibrate(memory_bandwidth_gbs(world));
+    for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.bandwidth.calibrate(memory_bandwidth_gbs(world));
+    // The state is the vCPUs' placement on one node: ranks 0 and 1 on two nodes read the
+    // network instead, and ranks beyond the node's hardware threads each other's
+    // preemption; then no round waits for it.
+    const bool placed = session.ranks_per_node() >= 2 &&
+                        session.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency()));
+    r.watch.latency = LatencyWatch(LatencyWatch().slow_factor(), placed ? o.max_wait : 0.0);
+    for (int i = 0; i < kLatencyCalibration; ++i) r.watch.latency.read(world.pair_latency_us());
   });
   for (const auto& members : problems_of(r.scenarios)) run_problem(session, o, params, members, r);
   session.agree([&] {

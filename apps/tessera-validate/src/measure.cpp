@@ -3,8 +3,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "tessera/validate/programs.hpp"
 
@@ -52,16 +54,24 @@ std::vector<std::size_t> next_round(const std::vector<std::vector<Sample>>& samp
 // round, `pushed` the items that took a sample in it (their last), marked disturbed
 // when the round ran slow.
 template <class Round>
-void watched_round(const Team& world, BandwidthWatch* watch, bool timed, std::vector<std::vector<Sample>>& samples,
+void watched_round(const Team& world, RoundWatch* watch, bool timed, std::vector<std::vector<Sample>>& samples,
                    const std::vector<std::size_t>& pushed, Round&& run) {
   if (!watch || !timed) {
     run();
     return;
   }
+  // The reading is rank 0's on every rank, so every rank waits alike.
+  LatencyWatch& latency = watch->latency;
+  while (latency.read(world.pair_latency_us()) && latency.may_wait()) {
+    const double t0 = Team::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    latency.waited(world.max(Team::now() - t0));
+  }
   const double before = memory_bandwidth_gbs(world);
   run();
   const double after = memory_bandwidth_gbs(world);
-  if (watch->round(before, after))
+  latency.round(latency.read(world.pair_latency_us()));
+  if (watch->bandwidth.round(before, after))
     for (std::size_t k : pushed) samples[k].back().disturbed = true;
 }
 
@@ -99,7 +109,7 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
                                                 const Image& image, const Scenario& scenario, int scenario_index,
                                                 const std::vector<Grid>& grids, bool compute_by_exchange,
                                                 const Repetition& repetition, const Progress& progress,
-                                                BandwidthWatch* watch) {
+                                                RoundWatch* watch) {
   std::vector<Plan> items;
   for (const Grid& g : grids)
     for (const Plan& p : covering_plans(g)) items.push_back(p);
@@ -187,7 +197,7 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
                                                     const Image& image, const std::string& label, unsigned seed,
                                                     const std::vector<TimedPlan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
-                                                    std::vector<ProgramStep>* communication, BandwidthWatch* watch) {
+                                                    std::vector<ProgramStep>* communication, RoundWatch* watch) {
   std::vector<std::vector<Sample>> samples(plans.size());
   const Team world = session.team(session.size());
   bool traced = false;

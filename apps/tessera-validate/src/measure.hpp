@@ -54,12 +54,16 @@ double memory_bandwidth_gbs(const Team& world);
 /// `image` is read on the root only. Observations on the root, empty elsewhere. Collective over
 /// the session (every rank takes part in every run; ranks beyond the plan idle). With
 /// `watch`, every timed round is read before and after (memory_bandwidth_gbs, the same on
-/// every rank) and a slow round's samples count as disturbed (here and end to end).
+/// every rank) and a slow round's samples count as disturbed (here and end to end); and
+/// each timed round starts in the machine's quiet state (watch->latency, read by
+/// Team::pair_latency_us): while the latency reads slow and the wait budget lasts, every
+/// rank sleeps 100 ms and reads again. The reading after the round is counted, not used
+/// to leave samples out.
 std::vector<Observation> measure_program_phases(const Session& session, const Program& program,
                                                 const Image& image, const Scenario& scenario, int scenario_index,
                                                 const std::vector<Grid>& grids, bool compute_by_exchange,
                                                 const Repetition& repetition, const Progress& progress,
-                                                BandwidthWatch* watch = nullptr);
+                                                RoundWatch* watch = nullptr);
 
 /// A plan to time end to end, and the scenario (of its number of ranks) it belongs to.
 struct TimedPlan {
@@ -80,7 +84,7 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
                                                     const std::vector<TimedPlan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
                                                     std::vector<ProgramStep>* communication = nullptr,
-                                                    BandwidthWatch* watch = nullptr);
+                                                    RoundWatch* watch = nullptr);
 
 /// MPI_Dims_create(procs, 2) (local).
 std::array<int, 2> mpi_dims(int procs);
