@@ -22,6 +22,7 @@
 #include "tessera/cli.hpp"
 #include "tessera/error.hpp"
 #include "tessera/io.hpp"
+#include "tessera/perfdb/records.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/planning/planning.hpp"
 #include "tessera/result_set.hpp"
@@ -82,9 +83,10 @@ po::options_description describe_options(Options& o) {
        "scenario has enough undisturbed ones)")
       ("max-wait", po::value<double>(&o.max_wait)->default_value(o.max_wait),
        "seconds the whole run may wait for the machine's quiet state: each timed round starts\n"
-       "when the latency between ranks 0 and 1 (if on one node) reads at most 1.6x its lowest\n"
-       "reading (this project's VM has a state in which it doubles and pipelined transfers\n"
-       "cost 3-4x); 0 = never wait (the state is still read and reported)")
+       "when the latency between ranks 0 and 1 reads at most 1.6x its lowest reading (this\n"
+       "project's VM has a state in which it doubles and pipelined transfers cost 3-4x); 0 =\n"
+       "never wait (the state is still read and reported); no waiting either when ranks 0\n"
+       "and 1 are on two nodes, a node has more ranks than hardware threads, or a CPU quota")
       ("no-perfdb-record", po::bool_switch(&o.no_perfdb), "do not store the validation run in the perfdb");
   cli::add_database_options(d, o.db);
   return d;
@@ -676,7 +678,7 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
       lwatch.max_wait_s() > 0
           ? "each timed round waited, while --max-wait " + fmt(lwatch.max_wait_s(), 0) + " s lasted, for a reading of at most " +
                 fmt(lwatch.slow_factor(), 1) + "x the lowest: " + fmt(lwatch.waited_s(), 1) + " s in all"
-          : std::string(o.max_wait > 0 ? "no round waited (ranks 0 and 1 on two nodes, or more ranks than hardware threads)"
+          : std::string(o.max_wait > 0 ? "no round waited (ranks 0 and 1 on two nodes, more ranks than hardware threads, or a CPU quota)"
                                        : "no round waited (--max-wait 0)");
   r.notes.push_back(lat.empty() ? std::string("latency between ranks 0 and 1 not read (one rank)")
                                 : "latency between ranks 0 and 1 (median of 200 8-byte round trips, halved), read before "
@@ -753,10 +755,13 @@ int run(const Session& session, int argc, char** argv) {
     const Team world = session.team(session.size());
     for (int i = 0; i < kBandwidthCalibration; ++i) r.watch.bandwidth.calibrate(memory_bandwidth_gbs(world));
     // The state is the vCPUs' placement on one node: ranks 0 and 1 on two nodes read the
-    // network instead, and ranks beyond the node's hardware threads each other's
-    // preemption; then no round waits for it.
-    const bool placed = session.ranks_per_node() >= 2 &&
-                        session.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency()));
+    // network instead, ranks beyond the node's hardware threads each other's preemption,
+    // and ranks under a CPU quota its throttling; then no round waits for it. Every rank
+    // must wait alike, so they agree.
+    const bool mine = session.ranks_per_node() >= 2 &&
+                      session.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency())) &&
+                      perfdb::cpu_quota_cores() == 0;
+    const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
     r.watch.latency = LatencyWatch(LatencyWatch().slow_factor(), placed ? o.max_wait : 0.0);
     for (int i = 0; i < kLatencyCalibration; ++i) r.watch.latency.read(world.pair_latency_us());
   });
