@@ -674,15 +674,16 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   const auto& lat = lwatch.readings();
   const double lat_median = lat.empty() ? 0.0 : stats::median(lat);
   const double lat_max = lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end());
-  const std::string waiting =
-      lwatch.max_wait_s() > 0
-          ? "each timed round waited, while --max-wait " + fmt(lwatch.max_wait_s(), 0) + " s lasted, for a reading of at most " +
-                fmt(lwatch.slow_factor(), 1) + "x the lowest: " + fmt(lwatch.waited_s(), 1) + " s in all"
-          : std::string(o.max_wait > 0 ? "no round waited (ranks 0 and 1 on two nodes, more ranks than hardware threads, or a CPU quota)"
-                                       : "no round waited (--max-wait 0)");
+  std::string waiting = "no round waited (--max-wait 0)";
+  if (lwatch.max_wait_s() > 0)
+    waiting = "each timed round waited, while --max-wait " + fmt(lwatch.max_wait_s(), 0) +
+              " s lasted, for a reading of at most " + fmt(lwatch.slow_factor(), 1) + "x the lowest: " +
+              fmt(lwatch.waited_s(), 1) + " s in all";
+  else if (o.max_wait > 0)
+    waiting = "no round waited (ranks 0 and 1 on two nodes, more ranks than hardware threads, or a CPU quota)";
   r.notes.push_back(lat.empty() ? std::string("latency between ranks 0 and 1 not read (one rank)")
-                                : "latency between ranks 0 and 1 (median of 200 8-byte round trips, halved), read before "
-                                  "and after each timed round: " +
+                                : "latency between ranks 0 and 1 (median of 200 8-byte round trips, halved), read "
+                                  "before and after each timed round: " +
                                       fmt(lwatch.quiet_us(), 3) + " µs lowest, " + fmt(lat_median, 3) + " median, " +
                                       fmt(lat_max, 3) + " highest; " + waiting + "; " +
                                       std::to_string(lwatch.slow_rounds()) + " of " + std::to_string(lwatch.rounds()) +
