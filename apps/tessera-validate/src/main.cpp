@@ -763,7 +763,7 @@ int run(const Session& session, int argc, char** argv) {
                       session.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency())) &&
                       perfdb::cpu_quota_cores() == 0;
     const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
-    r.watch.latency = LatencyWatch(LatencyWatch().slow_factor(), placed ? o.max_wait : 0.0);
+    r.watch.latency = LatencyWatch(LatencyWatch::kSlowFactor, placed ? o.max_wait : 0.0);
     for (int i = 0; i < kLatencyCalibration; ++i) r.watch.latency.read(world.pair_latency_us());
   });
   for (const auto& members : problems_of(r.scenarios)) run_problem(session, o, params, members, r);
