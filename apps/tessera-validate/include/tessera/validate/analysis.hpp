@@ -9,10 +9,13 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "tessera/latency_watch.hpp"
 #include "tessera/partition.hpp"
 #include "tessera/plan.hpp"
 
 namespace tessera::validation {
+
+using tessera::LatencyWatch;  // the rule each timed round waits by (tessera/latency_watch.hpp)
 
 /// The apps whose programs tessera-validate validates: "gauss" (the derivative
 /// pipeline, its phases timed one communication algorithm at a time), "edges" and
@@ -111,47 +114,6 @@ class BandwidthWatch {
  private:
   void add(double gbs);
   double slow_fraction_ = 0.6;
-  int rounds_ = 0, slow_rounds_ = 0;
-  std::vector<double> readings_;
-};
-
-/// The machine's state as the latency between ranks 0 and 1 reads it
-/// (Team::pair_latency_us, one reading a few hundred µs). The lowest reading so far is the
-/// quiet state; a reading above `slow_factor` times it is the slow state. On this
-/// project's VM the two read 0.14-0.18 µs and 0.37-0.47 µs: in stretches of seconds to a
-/// minute the host holds the two vCPUs further apart, every pipelined transfer between
-/// them costs 3-4x, and validations that ran mostly in such stretches read p3pc's median
-/// error at 17-28 % where those that did not read 10-13 %. tessera-validate starts each
-/// timed round in the quiet state, waiting for it while a budget lasts, and reports how
-/// long it waited and how many rounds ended in the slow state.
-class LatencyWatch {
- public:
-  /// The factor tessera-validate uses: the two states are 2-3x apart on this VM, and a
-  /// quiet reading stays within 1.3x the lowest.
-  static constexpr double kSlowFactor = 1.6;
-  /// Throws InvalidArgument unless slow_factor > 1 and max_wait_s >= 0.
-  explicit LatencyWatch(double slow_factor = kSlowFactor, double max_wait_s = 0);
-  /// Adds a reading, µs; true if it is slow against the lowest reading so far, itself
-  /// included (so the first is never slow). 0 means no pair to read (a team of one): it
-  /// is not kept and never slow. Throws InvalidArgument on a negative or non-finite one.
-  bool read(double us);
-  /// Whether the wait budget has time left.
-  bool may_wait() const { return waited_s_ < max_wait_s_; }
-  /// Seconds spent waiting for the quiet state.
-  void waited(double seconds);
-  /// A timed round ended; `slow_after`: the reading right after it was slow.
-  void round(bool slow_after);
-  /// The lowest reading so far (0 without any).
-  double quiet_us() const;
-  double slow_factor() const { return slow_factor_; }
-  double max_wait_s() const { return max_wait_s_; }
-  double waited_s() const { return waited_s_; }
-  int rounds() const { return rounds_; }
-  int slow_rounds() const { return slow_rounds_; }
-  const std::vector<double>& readings() const { return readings_; }
-
- private:
-  double slow_factor_ = kSlowFactor, max_wait_s_ = 0, waited_s_ = 0;
   int rounds_ = 0, slow_rounds_ = 0;
   std::vector<double> readings_;
 };

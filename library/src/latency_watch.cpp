@@ -1,0 +1,37 @@
+#include "tessera/latency_watch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+LatencyWatch::LatencyWatch(double slow_factor, double max_wait_s)
+    : slow_factor_(slow_factor), max_wait_s_(max_wait_s) {
+  if (!(slow_factor > 1 && std::isfinite(slow_factor))) throw InvalidArgument("slow latency factor must exceed 1");
+  if (!(max_wait_s >= 0 && std::isfinite(max_wait_s))) throw InvalidArgument("wait budget must be >= 0 seconds");
+}
+
+bool LatencyWatch::read(double us) {
+  if (!(std::isfinite(us) && us >= 0)) throw InvalidArgument("latency reading must be a finite number >= 0");
+  if (us == 0) return false;
+  readings_.push_back(us);
+  return us > slow_factor_ * quiet_us();
+}
+
+void LatencyWatch::waited(double seconds) {
+  if (!(std::isfinite(seconds) && seconds >= 0)) throw InvalidArgument("waited time must be >= 0 seconds");
+  waited_s_ += seconds;
+}
+
+void LatencyWatch::round(bool slow_after) {
+  ++rounds_;
+  slow_rounds_ += slow_after;
+}
+
+double LatencyWatch::quiet_us() const {
+  return readings_.empty() ? 0.0 : *std::min_element(readings_.begin(), readings_.end());
+}
+
+}  // namespace tessera
