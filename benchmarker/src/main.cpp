@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "report.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
+#include "tessera/latency_watch.hpp"
 #include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/session.hpp"
@@ -119,6 +121,7 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["tile_rows"] = tiles;
   cfg["tile_row_counts"] = opt.tile_row_counts;
   cfg["max_seconds"] = opt.max_seconds;
+  cfg["max_wait_s"] = opt.max_wait;
   cfg["stop_rule"] = {{"warmup", opt.rule.warmup}, {"min_samples", opt.rule.min_samples},
                       {"max_samples", opt.rule.max_samples}, {"target_rse", opt.rule.target_rse}};
   cfg["timer"] = {{"wtick_us", timer.tick_us}, {"min_step_us", timer.step_us}};
@@ -176,6 +179,11 @@ class Measurement {
 
   pdb::RunData data;
   std::vector<std::pair<std::string, double>> wall;
+  /// How the passes waited for the machine's quiet state (rank 0's view; both ranks of
+  /// the pair read the same).
+  const tessera::LatencyWatch& latency() const { return latency_; }
+  /// P-3PC passes (and redos) that started in the slow state: the wait budget ran out.
+  int slow_starts() const { return slow_starts_; }
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
 
   // Runs every mode; stops at the first that fails on any rank. With other modes to run,
@@ -183,6 +191,10 @@ class Measurement {
   // through compute, the rest at the end (then the disturbed-pass check), so that the
   // passes meet different seconds of the run (benchmarker/README.md, Passes).
   void run() {
+    if (!watch_latency()) {
+      bar_.finish();
+      return;
+    }
     spread_ = opt_.repeats > 1 && opt_.modes.size() > 1 &&
               std::find(opt_.modes.begin(), opt_.modes.end(), tb::Mode::p3pc) != opt_.modes.end();
     bool ok = true;
@@ -309,6 +321,39 @@ class Measurement {
     return gathers && copies_together();
   }
 
+  // The machine's state as the latency between ranks 0 and 1 reads it
+  // (tessera/latency_watch.hpp): each P-3PC pass and redo of that pair starts in the quiet
+  // state, waiting for it while --max-wait lasts. Not when they sit on two nodes (the
+  // reading is the network's), a node has more ranks than hardware threads (each other's
+  // preemption) or a CPU quota applies (its throttling): every rank agrees, as
+  // tessera-validate decides.
+  bool watch_latency() {
+    if (session_.size() < 2) return true;
+    return agreed([&] {
+      const tessera::Team world = session_.team(session_.size());
+      const bool mine = session_.ranks_per_node() >= 2 &&
+                        session_.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency())) &&
+                        pdb::cpu_quota_cores() == 0;
+      const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
+      quiet_pair_.emplace(session_.team(2));
+      latency_ = tessera::LatencyWatch(tessera::LatencyWatch::kSlowFactor, placed ? opt_.max_wait : 0.0);
+      if (quiet_pair_->active())
+        for (int i = 0; i < 3; ++i) latency_.read(quiet_pair_->pair_latency_us());
+    });
+  }
+
+  // On ranks 0 and 1: waits in 100 ms steps while the latency reads slow and the budget
+  // lasts (rank 0's reading on both, so both wait alike).
+  void wait_for_quiet() {
+    bool slow = false;
+    while ((slow = latency_.read(quiet_pair_->pair_latency_us())) && latency_.may_wait()) {
+      const double t0 = tessera::Team::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      latency_.waited(quiet_pair_->max(tessera::Team::now() - t0));
+    }
+    slow_starts_ += slow;
+  }
+
   // The same copies while every rank of rank 0's node copies too, as a phase's ranks
   // copy their tiles at once (mpirun fills nodes in blocks: ranks 0..k-1 share it).
   // Nothing to time with one rank per node.
@@ -347,6 +392,8 @@ class Measurement {
           auto prog = progress_for(part, std::string("p3pc") + (p.inter ? "/inter" : "/intra"));
           timed_part(part, [&](double given) {
             p3pc_[i].emplace(opt_, level, given);
+            if (quiet_pair_ && quiet_pair_->active() && !p.inter && p.a == 0 && p.b == 1)
+              p3pc_[i]->settle = [this] { wait_for_quiet(); };
             p3pc_[i]->next(pair.get(), prog);
           });
           return;
@@ -414,6 +461,9 @@ class Measurement {
   bool spread_ = false;                           // P-3PC's later passes run between the other modes
   std::vector<std::optional<tb::P3pcPasses>> p3pc_;  // per pair (members only)
   double p3pc_later_s_ = 0;                       // wall time of all P-3PC passes after the first
+  std::optional<tessera::Team> quiet_pair_;        // world ranks 0 and 1 (none with one rank)
+  tessera::LatencyWatch latency_;                  // no budget until watch_latency() gives one
+  int slow_starts_ = 0;
 };
 
 // Rank 0 stores every record and marks the run complete, or marks it failed.
@@ -457,6 +507,12 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
   for (const auto& [mode, s] : m.wall) times += " " + mode + "=" + std::to_string(s).substr(0, 5) + "s";
   std::fprintf(stderr, "tessera-bench: run %lld complete in %.1f s (%s )\n", (long long)run, seconds_since(t_start),
                times.c_str());
+  const tessera::LatencyWatch& w = m.latency();
+  if (w.waited_s() > 0 || m.slow_starts() > 0)
+    std::fprintf(stderr,
+                 "tessera-bench: waited %.1f s for the machine's quiet state (latency between ranks 0 and 1 at most "
+                 "%.1fx its lowest, %.2f us; --max-wait %g); %d P-3PC pass(es) started slow\n",
+                 w.waited_s(), w.slow_factor(), w.quiet_us(), w.max_wait_s(), m.slow_starts());
 }
 
 int run(const Session& session, int argc, char** argv) {

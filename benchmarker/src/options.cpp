@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <sstream>
@@ -93,6 +94,8 @@ Options parse_options(int argc, const char* const* argv) {
       ("refine-depth", po::value(&o.refine_depth), "levels of midpoint refinement (default 2, quick 1; 0 = off)")
       ("pairs", po::value(&o.pairs), "rank pairs to measure: auto (one intra, one inter if the ranks span nodes) or A-B,...")
       ("max-seconds", po::value(&max_seconds), "measurement time budget (default 64, quick 13; on a busy machine a mode may overrun its share up to 3x, sampling only cells short of 3 samples)")
+      ("max-wait", po::value(&o.max_wait)->default_value(o.max_wait),
+       "seconds the whole run may wait, outside its measurement budget, for the machine's quiet state: each P-3PC pass (and redo) starts when the latency between ranks 0 and 1 reads at most 1.6x its lowest reading (this project's VM has a state in which it doubles and pipelined transfers cost 3-4x); 0 = never wait; no waiting either when ranks 0 and 1 are on two nodes, a node has more ranks than hardware threads, or a CPU quota applies")
       ("target-rse", po::value(&target_rse), "stop a cell when the median's relative standard error is below this (default 0.02)")
       ("min-samples", po::value(&min_samples), "timed samples per cell at least (default 10, quick 7)")
       ("max-samples", po::value(&max_samples), "timed samples per cell at most (default 200)")
@@ -125,6 +128,7 @@ Options parse_options(int argc, const char* const* argv) {
   // communication modes get what they had before compute's share grew to 0.2.
   o.max_seconds = vm.count("max-seconds") ? max_seconds : (o.quick ? 13.0 : 64.0);
   if (!(o.max_seconds > 0)) throw InvalidArgument("--max-seconds must be positive");
+  if (!(o.max_wait >= 0 && std::isfinite(o.max_wait))) throw InvalidArgument("--max-wait must be >= 0 seconds");
   o.rule.target_rse = target_rse;
   o.rule.min_samples = min_samples > 0 ? min_samples : (o.quick ? 7 : 10);
   o.rule.max_samples = max_samples > 0 ? max_samples : 200;

@@ -41,8 +41,13 @@ class P3pcPasses {
   /// Measures a disturbed pass again if the budget allows, prints the passes' times and
   /// returns rank 0's combined rows (empty on the peer). Precondition: a pass ran.
   std::vector<perfdb::P3pcSample> finish(MPI_Comm pair);
+  /// Called on both ranks of the pair before each pass and each redo; may wait for the
+  /// machine's quiet state (its time does not count in the budget). Empty: nothing.
+  std::function<void()> settle;
 
  private:
+  /// settle(), its time left out of the budget (within a Segment).
+  void settled();
   using Rows = std::vector<perfdb::P3pcSample>;
   struct Segment;
   double spent_s() const;
