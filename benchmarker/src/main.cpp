@@ -182,7 +182,9 @@ class Measurement {
   /// How the passes waited for the machine's quiet state (rank 0's view; both ranks of
   /// the pair read the same).
   const tessera::LatencyWatch& latency() const { return latency_; }
-  /// P-3PC passes (and redos) that started in the slow state: the wait budget ran out.
+  /// P-3PC passes (and redos) that started in the slow state: the wait budget ran out
+  /// (0 when no pass waits: one node's ranks oversubscribed, two nodes, a CPU quota or
+  /// --max-wait 0).
   int slow_starts() const { return slow_starts_; }
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
 
@@ -335,8 +337,9 @@ class Measurement {
                         session_.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency())) &&
                         pdb::cpu_quota_cores() == 0;
       const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
+      if (!placed || opt_.max_wait == 0) return;  // no pass waits: nothing to read
       quiet_pair_.emplace(session_.team(2));
-      latency_ = tessera::LatencyWatch(tessera::LatencyWatch::kSlowFactor, placed ? opt_.max_wait : 0.0);
+      latency_ = tessera::LatencyWatch(tessera::LatencyWatch::kSlowFactor, opt_.max_wait);
       if (quiet_pair_->active())
         for (int i = 0; i < 3; ++i) latency_.read(quiet_pair_->pair_latency_us());
     });
@@ -461,7 +464,7 @@ class Measurement {
   bool spread_ = false;                           // P-3PC's later passes run between the other modes
   std::vector<std::optional<tb::P3pcPasses>> p3pc_;  // per pair (members only)
   double p3pc_later_s_ = 0;                       // wall time of all P-3PC passes after the first
-  std::optional<tessera::Team> quiet_pair_;        // world ranks 0 and 1 (none with one rank)
+  std::optional<tessera::Team> quiet_pair_;        // world ranks 0 and 1, when passes wait
   tessera::LatencyWatch latency_;                  // no budget until watch_latency() gives one
   int slow_starts_ = 0;
 };
