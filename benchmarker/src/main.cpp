@@ -333,9 +333,8 @@ class Measurement {
     if (session_.size() < 2) return true;
     return agreed([&] {
       const tessera::Team world = session_.team(session_.size());
-      const bool mine = session_.ranks_per_node() >= 2 &&
-                        session_.ranks_per_node() <= int(std::max(1u, std::thread::hardware_concurrency())) &&
-                        pdb::cpu_quota_cores() == 0;
+      const bool mine = tessera::latency_shows_state(
+          session_.ranks_per_node(), int(std::thread::hardware_concurrency()), pdb::cpu_quota_cores());
       const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
       if (!placed || opt_.max_wait == 0) return;  // no pass waits: nothing to read
       quiet_pair_.emplace(session_.team(2));
@@ -343,18 +342,6 @@ class Measurement {
       if (quiet_pair_->active())
         for (int i = 0; i < 3; ++i) latency_.read(quiet_pair_->pair_latency_us());
     });
-  }
-
-  // On ranks 0 and 1: waits in 100 ms steps while the latency reads slow and the budget
-  // lasts (rank 0's reading on both, so both wait alike).
-  void wait_for_quiet() {
-    bool slow = false;
-    while ((slow = latency_.read(quiet_pair_->pair_latency_us())) && latency_.may_wait()) {
-      const double t0 = tessera::Team::now();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      latency_.waited(quiet_pair_->max(tessera::Team::now() - t0));
-    }
-    slow_starts_ += slow;
   }
 
   // The same copies while every rank of rank 0's node copies too, as a phase's ranks
@@ -396,7 +383,9 @@ class Measurement {
           timed_part(part, [&](double given) {
             p3pc_[i].emplace(opt_, level, given);
             if (quiet_pair_ && quiet_pair_->active() && !p.inter && p.a == 0 && p.b == 1)
-              p3pc_[i]->settle = [this] { wait_for_quiet(); };
+              p3pc_[i]->settle = [this] {
+                slow_starts_ += tessera::wait_for_quiet_state(*quiet_pair_, latency_) ? 1 : 0;
+              };
             p3pc_[i]->next(pair.get(), prog);
           });
           return;

@@ -30,6 +30,10 @@ void LatencyWatch::round(bool slow_after) {
   slow_rounds_ += slow_after;
 }
 
+bool latency_shows_state(int ranks_per_node, int hardware_threads, double cpu_quota_cores) {
+  return ranks_per_node >= 2 && ranks_per_node <= std::max(1, hardware_threads) && cpu_quota_cores == 0;
+}
+
 double LatencyWatch::quiet_us() const {
   return readings_.empty() ? 0.0 : *std::min_element(readings_.begin(), readings_.end());
 }

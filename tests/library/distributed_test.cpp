@@ -324,6 +324,30 @@ TEST(Distributed, PairLatencyIsRankZerosReadingOnEveryMember) {
   EXPECT_THROW(team.pair_latency_us(0), InvalidArgument);
 }
 
+// Waiting for the quiet state: a watch whose lowest reading no real one reaches reads
+// every reading slow and waits out its budget, alike on every member; a fresh watch
+// (its first reading its own reference) does not wait.
+TEST(Distributed, WaitForQuietStateWaitsOutTheBudgetWhileSlowAndAlikeEverywhere) {
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  LatencyWatch fresh(LatencyWatch::kSlowFactor, 5.0);
+  EXPECT_FALSE(wait_for_quiet_state(team, fresh));
+  EXPECT_EQ(fresh.waited_s(), 0.0);
+  LatencyWatch strict(LatencyWatch::kSlowFactor, 0.25);
+  strict.read(1e-9);  // a floor below any reading
+  const bool slow = wait_for_quiet_state(team, strict);
+  if (s.size() == 1) {  // no pair: nothing to read, nothing slow
+    EXPECT_FALSE(slow);
+    EXPECT_EQ(strict.waited_s(), 0.0);
+    return;
+  }
+  EXPECT_TRUE(slow);
+  EXPECT_GE(strict.waited_s(), 0.25);
+  EXPECT_LT(strict.waited_s(), 5.0);
+  EXPECT_EQ(team.max(strict.waited_s()), strict.waited_s());  // the same on every member
+  EXPECT_EQ(-team.max(-strict.waited_s()), strict.waited_s());
+}
+
 TEST(Distributed, AgreeStopsEveryRankWithTheFirstMessage) {
   const auto& s = session();
   const Team team = s.team(s.size());

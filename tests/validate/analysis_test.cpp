@@ -369,3 +369,12 @@ TEST(LatencyWatch, AReadingAboveTheFactorTimesTheQuietestSoFarIsSlow) {
   EXPECT_THROW(LatencyWatch(1.6, -1.0), InvalidArgument);
   EXPECT_THROW(LatencyWatch(1.6, std::nan("")), InvalidArgument);
 }
+
+TEST(LatencyWatch, TheStateShowsOnlyForTwoRanksOfANodeWithinItsThreadsAndWithoutAQuota) {
+  EXPECT_TRUE(latency_shows_state(2, 2, 0.0));
+  EXPECT_TRUE(latency_shows_state(4, 8, 0.0));
+  EXPECT_FALSE(latency_shows_state(1, 2, 0.0));   // ranks 0 and 1 on two nodes: the network
+  EXPECT_FALSE(latency_shows_state(4, 2, 0.0));   // oversubscribed: each other's preemption
+  EXPECT_FALSE(latency_shows_state(2, 2, 0.9));   // a CPU quota: its throttling
+  EXPECT_FALSE(latency_shows_state(2, 0, 0.0));  // unknown threads count as one
+}

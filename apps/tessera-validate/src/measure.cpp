@@ -3,10 +3,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <random>
-#include <thread>
 
 #include "tessera/validate/programs.hpp"
 
@@ -60,13 +58,8 @@ void watched_round(const Team& world, RoundWatch* watch, bool timed, std::vector
     run();
     return;
   }
-  // The reading is rank 0's on every rank, so every rank waits alike.
   LatencyWatch& latency = watch->latency;
-  while (latency.read(world.pair_latency_us()) && latency.may_wait()) {
-    const double t0 = Team::now();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    latency.waited(world.max(Team::now() - t0));
-  }
+  wait_for_quiet_state(world, latency);
   const double before = memory_bandwidth_gbs(world);
   run();
   const double after = memory_bandwidth_gbs(world);

@@ -48,4 +48,10 @@ class LatencyWatch {
   std::vector<double> readings_;
 };
 
+/// Whether the latency between ranks 0 and 1 reads this state: both on one node
+/// (`ranks_per_node` >= 2), no more ranks on it than `hardware_threads`, and no CPU quota
+/// (`cpu_quota_cores` 0). Otherwise it reads the network, the ranks' preemption of each
+/// other or the quota's throttling, and nothing should wait for it. Pure.
+bool latency_shows_state(int ranks_per_node, int hardware_threads, double cpu_quota_cores);
+
 }  // namespace tessera

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/latency_watch.hpp"
+
 namespace tessera {
 
 namespace detail {
@@ -77,6 +79,13 @@ class Session {
   int ranks_per_node_ = 1;
   bool owns_mpi_ = false;
 };
+
+/// Reads `team`'s pair latency (Team::pair_latency_us) into `watch` and, while it reads
+/// slow and the watch's wait budget lasts, sleeps 100 ms on every member and reads again
+/// (the time counted as the slowest member's); true if the last reading was slow (the
+/// budget ran out in the slow state). Collective over the team: every member reads rank
+/// 0's value, so all wait alike.
+bool wait_for_quiet_state(const Team& team, LatencyWatch& watch);
 
 /// MPI_Dims_create(procs, 2): MPI's own balanced 2-D factorisation {d0, d1}, d0 >= d1.
 /// Local (needs MPI initialised).

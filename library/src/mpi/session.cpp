@@ -186,6 +186,16 @@ double Team::pair_latency_us(int round_trips) const {
   return latency;
 }
 
+bool wait_for_quiet_state(const Team& team, LatencyWatch& watch) {
+  bool slow = false;
+  while ((slow = watch.read(team.pair_latency_us())) && watch.may_wait()) {
+    const double t0 = Team::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    watch.waited(team.max(Team::now() - t0));
+  }
+  return slow;
+}
+
 std::array<int, 2> mpi_dims_create(int procs) {
   int dims[2] = {0, 0};
   detail::check(MPI_Dims_create(procs, 2, dims), "MPI_Dims_create");
