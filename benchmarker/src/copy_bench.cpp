@@ -82,6 +82,16 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   return out;
 }
 
+std::vector<LocalSample> local_sample_order(std::size_t cells, std::size_t distances, int rounds) {
+  std::vector<LocalSample> order;
+  if (rounds < 1) return order;
+  order.reserve(cells * distances * std::size_t(rounds + 1));
+  for (std::size_t cell = 0; cell < cells; ++cell)
+    for (std::size_t d = 0; d < distances; ++d)
+      for (int r = -1; r < rounds; ++r) order.push_back({cell, d, r >= 0});
+  return order;
+}
+
 std::vector<std::pair<int, int>> after_copy_shapes() { return {{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}; }
 
 std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128}; }
@@ -196,10 +206,17 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   };
   const std::size_t cells = copies.size() + std::size(kMirrorHalos);  // per distance
   std::vector<std::vector<double>> values(distances_mib.size() * cells);
-  // Each cell on its own: touched, D MiB swept, timed. Touched together before one
-  // sweep and timed one after another, every cell met the others' dirty lines too (the
-  // 8 MiB shape's 17 MiB raised the 512-float rows' cost at 1 MiB from ~0.12 ns per float
-  // to 0.13-0.25 across three --quick launches on this project's second VM).
+  // Each sample on its own: the cell touched, D MiB swept, the cell timed. Touched
+  // together before one sweep and timed one after another, every cell met the others'
+  // dirty lines too (the 8 MiB shape's 17 MiB raised the 512-float rows' cost at 1 MiB
+  // from ~0.12 ns per float to 0.13-0.25 across three --quick launches on this project's
+  // second VM). And each (cell, D) in a block of its own (local_sample_order): right
+  // after a larger cell or a larger D, a sample met their dirty lines beyond D as well,
+  // written back during the timed copy as fast as the memory lets them. Interleaved, the
+  // 512-float rows read 0.28-0.43 ns per float at 1 MiB in 9 of 17 --quick launches
+  // (0.12-0.16 in the others); in blocks 0.10-0.17 in 4 of 4; a 40-line probe 0.10
+  // whenever it ran, the two-rank pipeline's copies 0.13-0.18 at 512² (twenty-first
+  // session).
   auto run_cell = [&](std::size_t cell) {
     if (cell < copies.size()) {
       const AfterCopy& c = copies[cell];
@@ -208,16 +225,12 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
     const std::size_t mi = cell - copies.size();
     return ns_per_float([&] { mirror(mi); }, 2.0 * kMirrorSide * kMirrorHalos[mi]);
   };
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < distances_mib.size(); ++k) {
-      const std::size_t di = (k + std::size_t(r)) % distances_mib.size();  // rotate the order
-      for (std::size_t j = 0; j < cells; ++j) {
-        const std::size_t cell = (j + std::size_t(r)) % cells;
-        run_cell(cell);  // touched
-        sweep.run(distances_mib[di]);
-        values[di * cells + cell].push_back(run_cell(cell));
-      }
-    }
+  for (const auto [cell, di, timed] : local_sample_order(cells, distances_mib.size(), rounds)) {
+    run_cell(cell);  // touched
+    sweep.run(distances_mib[di]);
+    const double ns = run_cell(cell);
+    if (timed) values[di * cells + cell].push_back(ns);
+  }
   std::vector<perfdb::ComputeCost> rows;
   for (std::size_t di = 0; di < distances_mib.size(); ++di) {
     for (std::size_t ci = 0; ci < copies.size(); ++ci)
@@ -242,20 +255,18 @@ std::vector<perfdb::ComputeCost> run_copies_together(const std::vector<std::pair
   const std::vector<AfterCopy> copies = after_copies(shapes);
   std::vector<std::vector<double>> values(distances_mib.size() * copies.size());
   // The same order on every rank (it depends on nothing local): each timed copy starts
-  // together, after each rank touched its own cell and swept its own D MiB.
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < distances_mib.size(); ++k) {
-      const std::size_t di = (k + std::size_t(r)) % distances_mib.size();
-      for (std::size_t j = 0; j < copies.size(); ++j) {
-        const std::size_t ci = (j + std::size_t(r)) % copies.size();
-        const AfterCopy& c = copies[ci];
-        c.run();  // touched
-        sweep.run(distances_mib[di]);
-        together.start();
-        const double mine = ns_per_float([&] { c.run(); }, double(c.rows) * c.floats);
-        values[di * copies.size() + ci].push_back(together.slowest(mine));
-      }
-    }
+  // together, after each rank touched its own cell and swept its own D MiB. In
+  // run_copy_after's order: interleaved, the 512-float rows read 0.37-0.71 ns per float
+  // at 1 MiB in 14 of 17 --quick launches, in blocks 0.10-0.23 in 4 of 4, the probe
+  // 0.10-0.14.
+  for (const auto [ci, di, timed] : local_sample_order(copies.size(), distances_mib.size(), rounds)) {
+    const AfterCopy& c = copies[ci];
+    c.run();  // touched
+    sweep.run(distances_mib[di]);
+    together.start();
+    const double slowest = together.slowest(ns_per_float([&] { c.run(); }, double(c.rows) * c.floats));
+    if (timed) values[di * copies.size() + ci].push_back(slowest);
+  }
   std::vector<perfdb::ComputeCost> rows;
   for (std::size_t di = 0; di < distances_mib.size(); ++di)
     for (std::size_t ci = 0; ci < copies.size(); ++ci)

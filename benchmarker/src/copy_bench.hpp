@@ -26,6 +26,19 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
                                           const StopRule& rule, double budget_s,
                                           const std::function<void(double)>& progress);
 
+/// One sample of a local benchmark that times cells at reuse distances.
+struct LocalSample {
+  std::size_t cell = 0, distance = 0;  ///< indices
+  bool timed = true;
+};
+
+/// The order run_copy_after and run_copies_together take their samples in: Fig. 8's
+/// way, consecutive repetitions of one (cell, distance) at a time, cell by cell, each
+/// block's first sample untimed (it follows another cell or distance, whose dirty lines
+/// beyond this distance its timed copy would write back), then `rounds` timed samples.
+/// Empty when rounds < 1. Pure.
+std::vector<LocalSample> local_sample_order(std::size_t cells, std::size_t distances, int rounds);
+
 /// The shapes (rows, floats per row) run_copy_after and run_copies_together time:
 /// halo columns, narrow and tile-wide rows, up to an 8 MiB tile.
 std::vector<std::pair<int, int>> after_copy_shapes();
@@ -63,9 +76,9 @@ class ReuseSweep {
 
 /// Times copies of `shapes` (rows, floats per row) in the cache state a pipeline leaves
 /// them (perfdb::kComputeCopyAfter), and the executor's mirroring along x of a 2048-row
-/// tile with halos 4 and 32: each round, for each distance D, each cell on its own
-/// (cells in a rotating order) is run once untimed, D MiB are read and written
-/// elsewhere, and the cell is timed. `rounds` samples per (D, cell). Single-threaded.
+/// tile with halos 4 and 32: in local_sample_order, each sample runs the cell once
+/// untimed, reads and writes D MiB elsewhere, and times the cell. `rounds` timed samples
+/// per (D, cell). Single-threaded.
 /// Rows of operations kComputeCopyAfter and kComputeMirrorAfter, taps = D.
 std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int, int>>& shapes,
                                                 const std::vector<int>& distances_mib, int rounds,
@@ -85,8 +98,9 @@ struct Together {
 std::vector<int> together_distances_mib();
 
 /// run_copy_after's copies (no mirroring) timed on every rank of `together` at once:
-/// each sample, every rank touches its own buffers and sweeps D MiB of its own, then all
-/// start the timed copy together; the value is the slowest rank's. Rows of operation
+/// each sample (in run_copy_after's order), every rank touches its own buffers and
+/// sweeps D MiB of its own, then all start the timed copy together; the value is the
+/// slowest rank's. Rows of operation
 /// perfdb::kComputeCopyAfterTogether, taps = D, threads = together.ranks (the same on
 /// every rank). Throws InvalidArgument on fewer than two ranks or no hooks.
 std::vector<perfdb::ComputeCost> run_copies_together(const std::vector<std::pair<int, int>>& shapes,

@@ -299,6 +299,28 @@ TEST(LocalPasses, PassesThatDifferInTheirRowsAreAnError) {
   EXPECT_TRUE(rows[0].q3);
 }
 
+TEST(LocalSampleOrder, OneBlockPerCellAndDistanceEachAfterAnUntimedSample) {
+  const std::size_t cells = 3, distances = 4;
+  const int rounds = 5;
+  const std::size_t block = std::size_t(rounds + 1);
+  const auto order = tb::local_sample_order(cells, distances, rounds);
+  ASSERT_EQ(order.size(), cells * distances * block);
+  std::vector<int> timed(cells * distances, 0), untimed(cells * distances, 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& s = order[i];
+    // Cell by cell, each cell's distances in turn, one block each.
+    EXPECT_EQ(s.cell, i / (distances * block)) << i;
+    EXPECT_EQ(s.distance, i / block % distances) << i;
+    EXPECT_EQ(s.timed, i % block != 0) << i;  // each block's first sample untimed
+    ++(s.timed ? timed : untimed)[s.cell * distances + s.distance];
+  }
+  for (std::size_t c = 0; c < cells * distances; ++c) {
+    EXPECT_EQ(timed[c], rounds);
+    EXPECT_EQ(untimed[c], 1);
+  }
+  EXPECT_TRUE(tb::local_sample_order(cells, distances, 0).empty());
+}
+
 TEST(CopiesTogether, EverySampleStartsTogetherAndIsTheSlowestRanks) {
   tb::ReuseSweep sweep(2);
   int starts = 0, maxima = 0;
@@ -310,7 +332,7 @@ TEST(CopiesTogether, EverySampleStartsTogetherAndIsTheSlowestRanks) {
                               }};
   const std::vector<std::pair<int, int>> shapes{{16, 4}, {8, 512}};
   const auto rows = tb::run_copies_together(shapes, {1, 2}, 3, sweep, together);
-  EXPECT_EQ(starts, 3 * 2 * 2);
+  EXPECT_EQ(starts, (3 + 1) * 2 * 2);  // each cell's first round untimed
   EXPECT_EQ(maxima, starts);
   ASSERT_EQ(rows.size(), 4u);
   for (std::size_t i = 0; i < rows.size(); ++i) {
