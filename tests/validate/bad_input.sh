@@ -28,6 +28,7 @@ check 2 "unknown app 'blur' in --apps" --quick --apps gauss,blur
 check 2 "bad --procs value" --quick --procs two
 check 2 "--repeats must be >= 1" --quick --repeats 0
 check 2 "--max-wait must be >= 0 seconds" --quick --max-wait -1
+check 2 "--warm-runs must be >= 0" --quick --warm-runs -1
 check 2 "unrecognised option" --quick --colour blue
 # A path with a space is a path, not two words ("the argument ... is invalid" before):
 # with one rank and --procs 2 the run still stops, but at the rank count, after --output parsed.

@@ -78,6 +78,9 @@ if ranks >= 2:
 assert 0 <= lat["waited_s"] <= lat["max_wait_s"] + 1, lat
 assert lat["rounds"] > 0 and 0 <= lat["slow_after_rounds"] <= lat["rounds"], lat
 assert any(n.startswith("latency between ranks 0 and 1") for n in s["notes"]), "no latency note"
+# Each timed run follows one untimed run of its own plan by default (--warm-runs 1).
+assert s["warm_runs"] == 1, s.get("warm_runs")
+assert any("untimed run(s) of the same plan" in n for n in s["notes"]), "no warm-runs note"
 print("summary ok:", {k: round(v["median_abs_rel_error"], 3) for k, v in models.items()})
 PY
 

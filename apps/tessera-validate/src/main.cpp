@@ -46,7 +46,7 @@ struct Options {
   fs::path output = "validate-out";
   std::string models = "all", apps = "all", procs, sizes, sigmas;
   cli::DatabaseOptions db;
-  int repeats = 0, warmup = 1, extra = 6;
+  int repeats = 0, warmup = 1, extra = 6, warm_runs = 1;
   double max_wait = 120;  ///< seconds, the whole run's wait for the quiet state
   std::vector<std::string> arguments;  ///< argv[1..], for the result set's manifest
 };
@@ -73,6 +73,12 @@ po::options_description describe_options(Options& o) {
       ("sigmas", po::value<std::string>(&o.sigmas), "comma-separated sigmas (replaces the list's sigmas)")
       ("repeats", po::value<int>(&o.repeats), "timed rounds per item (default 21 with --quick, else 15)")
       ("warmup", po::value<int>(&o.warmup)->default_value(o.warmup), "untimed rounds first")
+      ("warm-runs", po::value<int>(&o.warm_runs)->default_value(o.warm_runs),
+       "untimed runs of a plan right before each of its timed runs (phases and end to end):\n"
+       "a timed run then finds the machine as the same plan's previous run leaves it, the\n"
+       "state the scheduler prices (a later run of a process that runs the plan repeatedly);\n"
+       "0 = each timed run right after another plan's (with one untimed run at each change\n"
+       "of P), as before the twenty-first session")
       ("extra", po::value<int>(&o.extra)->default_value(o.extra),
        "plans run end to end besides the models' and the baseline's choices: the best by their\n"
        "measured phases added up")
@@ -341,6 +347,7 @@ void record_in_perfdb(const Options& o, const Results& r, const std::string& mac
   config["ranks"] = ranks;
   config["repeats"] = o.repeats;
   config["warmup"] = o.warmup;
+  config["warm_runs"] = o.warm_runs;
   config["keep_disturbed"] = o.keep_disturbed;
   config["models"] = r.models;
   config["apps"] = apps_of(r.scenarios);
@@ -378,6 +385,7 @@ bool parse_options(const Session& session, int argc, char** argv, Options& o, st
     if (!vm.count("repeats")) o.repeats = o.quick ? 21 : 15;
     if (o.repeats < 1) throw InvalidArgument("--repeats must be >= 1");
     if (o.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
+    if (o.warm_runs < 0) throw InvalidArgument("--warm-runs must be >= 0");
     if (o.extra < 0) throw InvalidArgument("--extra must be >= 0");
     if (!(o.max_wait >= 0 && std::isfinite(o.max_wait))) throw InvalidArgument("--max-wait must be >= 0 seconds");
     models = parse_models(o.models);
@@ -539,7 +547,7 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   if (session.is_root())
     progress("scenario " + std::to_string(si + 1) + "/" + std::to_string(r.scenarios.size()) + ": " + to_string(sc) +
              ", " + std::to_string(grids.size()) + " grids");
-  const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
+  const Repetition rep{o.warmup, o.repeats, o.keep_disturbed, o.warm_runs};
   const Progress report = session.is_root() ? progress : Progress{};
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
@@ -582,7 +590,7 @@ void run_problem(const Session& session, const Options& o, const Parameters& par
     const Scenario& sc = r.scenarios[std::size_t(si)];
     label += label.empty() ? to_string(sc) : "," + std::to_string(sc.procs);
   }
-  const Repetition rep{o.warmup, o.repeats, o.keep_disturbed};
+  const Repetition rep{o.warmup, o.repeats, o.keep_disturbed, o.warm_runs};
   const Progress report = session.is_root() ? progress : Progress{};
   std::vector<Observation> totals;
   std::vector<ProgramStep> trace;
@@ -660,6 +668,12 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
                               " samples left out: a rank was preempted during them (involuntary context "
                               "switch) or their round ran while the memory bandwidth was low (below); "
                               "--keep-disturbed keeps them");
+  r.notes.push_back(o.warm_runs > 0
+                        ? "each timed run right after " + std::to_string(o.warm_runs) +
+                              " untimed run(s) of the same plan (--warm-runs): the state a later run of the plan "
+                              "meets, which the scheduler prices"
+                        : "each timed run right after another plan's (--warm-runs 0; one untimed run at each "
+                          "change of P)");
   const BandwidthWatch& bwatch = r.watch.bandwidth;
   const auto& bw = bwatch.readings();
   const double bw_median = bwatch.reference();
@@ -717,6 +731,7 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   summary["scenarios"] = nlohmann::json::array();
   for (const auto& s : r.scenarios) summary["scenarios"].push_back(to_json(s));
   summary["repeats"] = o.repeats;
+  summary["warm_runs"] = o.warm_runs;
   summary["keep_disturbed"] = o.keep_disturbed;
   summary["samples"] = taken;
   summary["disturbed_samples_left_out"] = left_out;

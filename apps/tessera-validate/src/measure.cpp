@@ -7,6 +7,7 @@
 #include <random>
 
 #include "tessera/validate/programs.hpp"
+#include "tessera/validate/rounds.hpp"
 
 namespace tessera::validation {
 namespace {
@@ -113,8 +114,15 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
     const auto order = next_round(samples, repetition, round, unsigned(4241 * scenario_index + round));
     if (order.empty()) break;
     const bool timed = round >= repetition.warmup;
+    int no_scenario = -1;
+    const auto runs = round_runs(order, repetition.warm_runs, timed, {}, no_scenario);
     watched_round(world, watch, timed, samples, order, [&] {
-      for (std::size_t k : order) {
+      for (const RoundRun& run : runs) {
+        const std::size_t k = run.item;
+        if (!run.timed) {
+          program.run(session, image, items[k]);
+          continue;
+        }
         const bool working = session.rank() < items[k].procs();
         PhaseSeconds t;
         const long p0 = preemptions();
@@ -129,10 +137,8 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
         worst.gather = world.max(t.gather);
         worst.total = world.max(t.total);
         const bool disturbed = world.max(moved) > 0;
-        if (timed) {
-          samples[k].push_back({worst.total * 1e6, disturbed});
-          phases[k].push_back(worst);
-        }
+        samples[k].push_back({worst.total * 1e6, disturbed});
+        phases[k].push_back(worst);
       }
     });
     if (session.is_root() && progress)
@@ -199,14 +205,17 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
   for (const TimedPlan& p : plans)
     if (std::find(scenarios.begin(), scenarios.end(), p.scenario) == scenarios.end())
       scenarios.push_back(p.scenario);
+  std::vector<int> scenario_of;
+  for (const TimedPlan& p : plans) scenario_of.push_back(p.scenario);
   int last = -1;  // the scenario of the last run
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     auto order = next_round(samples, repetition, round, seed + unsigned(round));
     if (order.empty()) break;
     // Within a round one scenario's plans after the other's, the first scenario rotating
-    // from round to round; after each change of P one untimed run of the next plan: a run
-    // right after a run at another P met the other P's threads still spinning (512²,
-    // two ranks: 1480-2650 µs against 720-970 with the P's runs together).
+    // from round to round; before each timed run the plan's warm runs, or, without them,
+    // after each change of P one untimed run of the next plan: a run right after a run at
+    // another P met the other P's threads still spinning (512², two ranks: 1480-2650 µs
+    // against 720-970 with the P's runs together).
     std::vector<std::size_t> grouped;
     for (std::size_t g = 0; g < scenarios.size(); ++g) {
       const int sc = scenarios[(g + std::size_t(round)) % scenarios.size()];
@@ -215,12 +224,14 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
     }
     order = std::move(grouped);
     const bool timed = round >= repetition.warmup;
+    const auto runs = round_runs(order, repetition.warm_runs, timed, scenario_of, last);
     watched_round(world, watch, timed, samples, order, [&] {
-      for (std::size_t k : order) {
-        if (plans[k].scenario != last) {
+      for (const RoundRun& run : runs) {
+        const std::size_t k = run.item;
+        if (!run.timed) {
           world.barrier();
           program.run(session, image, plans[k].plan);
-          last = plans[k].scenario;
+          continue;
         }
         // Idle ranks wait inside run() and report 0: the time is the working ranks'.
         const bool working = session.rank() < plans[k].plan.procs();
@@ -231,8 +242,7 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
         results = program.run(session, image, plans[k].plan);
         const double elapsed = working ? Team::now() - t0 : 0.0;
         const double moved = working ? double(preemptions() - p0) : 0.0;
-        const Sample s{world.max(elapsed) * 1e6, world.max(moved) > 0};
-        if (timed) samples[k].push_back(s);
+        samples[k].push_back({world.max(elapsed) * 1e6, world.max(moved) > 0});
         if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
         traced = true;
       }

@@ -27,6 +27,7 @@ struct Repetition {
   int warmup = 1;
   int repeats = 9;
   bool keep_disturbed = false;
+  int warm_runs = 1;  ///< untimed runs of an item's plan right before each of its timed runs (round_runs)
   int min_quiet() const { return std::max(3, repeats / 2); }
   int max_rounds() const { return keep_disturbed ? repeats : 3 * repeats; }
 };
@@ -50,7 +51,9 @@ double memory_bandwidth_gbs(const Team& world);
 /// reductions and an iterative operation's rounds (exchanges included) too.
 /// Each run starts after a barrier and each phase ends at one (Program::run), so a phase
 /// finds the caches, the buffers and the peers as the program's own previous phase
-/// leaves them: the state the scheduler prices. A run is one item of the repetition.
+/// leaves them, and, after `repetition.warm_runs` untimed runs of the same plan
+/// (round_runs), the run as its own previous run leaves them: the state the scheduler
+/// prices. A timed run is one sample of its item.
 /// `image` is read on the root only. Observations on the root, empty elsewhere. Collective over
 /// the session (every rank takes part in every run; ranks beyond the plan idle). With
 /// `watch`, every timed round is read before and after (memory_bandwidth_gbs, the same on
