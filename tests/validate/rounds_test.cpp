@@ -21,7 +21,7 @@ TEST(RoundRuns, EachTimedRunFollowsWarmRunsOfItsOwnPlan) {
   int last = -1;
   EXPECT_EQ(pairs(round_runs({2, 0, 1}, 1, true, {}, last)),
             (P{{2, false}, {2, true}, {0, false}, {0, true}, {1, false}, {1, true}}));
-  EXPECT_EQ(pairs(round_runs({1}, 2, true, {}, last)), (P{{1, false}, {1, false}, {1, true}}));
+  EXPECT_EQ(pairs(round_runs({1}, 2, true)), (P{{1, false}, {1, false}, {1, true}}));
   // A warm-up round times nothing.
   EXPECT_EQ(pairs(round_runs({0, 1}, 1, false, {}, last)), (P{{0, false}, {0, false}, {1, false}, {1, false}}));
   // With scenarios, warm runs still precede every item (they also cover a change of P).
@@ -40,8 +40,7 @@ TEST(RoundRuns, WithoutWarmRunsOneUntimedRunAtEachChangeOfScenario) {
   EXPECT_EQ(pairs(round_runs({2, 0}, 0, true, {1, 1, 2, 2}, last)), (P{{2, true}, {0, false}, {0, true}}));
   EXPECT_EQ(last, 1);
   // No scenarios and no warm runs: each item once, as the round orders them.
-  last = -1;
-  EXPECT_EQ(pairs(round_runs({1, 0}, 0, true, {}, last)), (P{{1, true}, {0, true}}));
+  EXPECT_EQ(pairs(round_runs({1, 0}, 0, true)), (P{{1, true}, {0, true}}));
 }
 
 TEST(RoundRuns, BadInputIsRefused) {

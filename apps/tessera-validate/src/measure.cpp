@@ -114,8 +114,7 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
     const auto order = next_round(samples, repetition, round, unsigned(4241 * scenario_index + round));
     if (order.empty()) break;
     const bool timed = round >= repetition.warmup;
-    int no_scenario = -1;
-    const auto runs = round_runs(order, repetition.warm_runs, timed, {}, no_scenario);
+    const auto runs = round_runs(order, repetition.warm_runs, timed);
     watched_round(world, watch, timed, samples, order, [&] {
       for (const RoundRun& run : runs) {
         const std::size_t k = run.item;

@@ -24,4 +24,10 @@ struct RoundRun {
 std::vector<RoundRun> round_runs(const std::vector<std::size_t>& order, int warm_runs, bool timed,
                                  const std::vector<int>& scenario_of, int& last_scenario);
 
+/// round_runs of items that all belong to one scenario (no untimed run for a change of P).
+inline std::vector<RoundRun> round_runs(const std::vector<std::size_t>& order, int warm_runs, bool timed) {
+  int none = -1;
+  return round_runs(order, warm_runs, timed, {}, none);
+}
+
 }  // namespace tessera::validation
