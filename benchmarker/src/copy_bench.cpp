@@ -213,7 +213,7 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   // second VM). And each (cell, D) in a block of its own (local_sample_order): right
   // after a larger cell or a larger D, a sample met their dirty lines beyond D as well,
   // written back during the timed copy as fast as the memory lets them. Interleaved, the
-  // 512-float rows read 0.28-0.43 ns per float at 1 MiB in 9 of 17 --quick launches
+  // 512-float rows read 0.28-0.43 ns per float at 1 MiB in 9 of 21 --quick launches
   // (0.12-0.16 in the others); in blocks 0.10-0.17 in 4 of 4; a 40-line probe 0.10
   // whenever it ran, the two-rank pipeline's copies 0.13-0.18 at 512² (twenty-first
   // session).
@@ -257,8 +257,8 @@ std::vector<perfdb::ComputeCost> run_copies_together(const std::vector<std::pair
   // The same order on every rank (it depends on nothing local): each timed copy starts
   // together, after each rank touched its own cell and swept its own D MiB. In
   // run_copy_after's order: interleaved, the 512-float rows read 0.37-0.71 ns per float
-  // at 1 MiB in 14 of 17 --quick launches, in blocks 0.10-0.23 in 4 of 4, the probe
-  // 0.10-0.14.
+  // at 1 MiB in 18 of 21 --quick launches (0.34-0.71), in blocks 0.10-0.23 in 4 of 4,
+  // the probe 0.10-0.14.
   for (const auto [ci, di, timed] : local_sample_order(copies.size(), distances_mib.size(), rounds)) {
     const AfterCopy& c = copies[ci];
     c.run();  // touched
