@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -333,9 +332,8 @@ class Measurement {
     if (session_.size() < 2) return true;
     return agreed([&] {
       const tessera::Team world = session_.team(session_.size());
-      const bool mine = tessera::latency_shows_state(
-          session_.ranks_per_node(), int(std::thread::hardware_concurrency()), pdb::cpu_quota_cores());
-      const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
+      const bool placed =
+          tessera::latency_shows_state_on_every_member(world, session_.ranks_per_node(), pdb::cpu_quota_cores());
       if (!placed || opt_.max_wait == 0) return;  // no pass waits: nothing to read
       quiet_pair_.emplace(session_.team(2));
       latency_ = tessera::LatencyWatch(tessera::LatencyWatch::kSlowFactor, opt_.max_wait);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "tessera/error.hpp"
 #include "tessera/pipeline.hpp"
@@ -319,9 +320,23 @@ TEST(Distributed, PairLatencyIsRankZerosReadingOnEveryMember) {
   EXPECT_EQ(team.max(us), us);  // the same value on every member
   EXPECT_EQ(-team.max(-us), us);
   const Team one = s.team(1);
-  if (one.active()) EXPECT_EQ(one.pair_latency_us(), 0.0);
+  if (one.active()) {
+    EXPECT_EQ(one.pair_latency_us(), 0.0);
+  }
   // Checked before any message, so every rank throws and none waits for a peer.
   EXPECT_THROW(team.pair_latency_us(0), InvalidArgument);
+}
+
+// The placement rule agreed: each member's own rule, true only where it holds on all.
+TEST(Distributed, LatencyShowsStateOnEveryMemberIsTheRuleAgreed) {
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const int threads = int(std::thread::hardware_concurrency());
+  EXPECT_EQ(latency_shows_state_on_every_member(team, 2, 0.0), latency_shows_state(2, threads, 0.0));
+  EXPECT_FALSE(latency_shows_state_on_every_member(team, 2, 0.5));  // a CPU quota
+  EXPECT_FALSE(latency_shows_state_on_every_member(team, 1, 0.0));  // ranks 0 and 1 on two nodes
+  // One member whose rule fails (rank 0 under a quota) makes it fail on every member.
+  EXPECT_FALSE(latency_shows_state_on_every_member(team, 2, s.rank() == 0 ? 0.5 : 0.0));
 }
 
 // Waiting for the quiet state: a watch whose lowest reading no real one reaches reads

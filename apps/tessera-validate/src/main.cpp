@@ -15,7 +15,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <type_traits>
 
 #include "measure.hpp"
@@ -774,9 +773,8 @@ int run(const Session& session, int argc, char** argv) {
     // network instead, ranks beyond the node's hardware threads each other's preemption,
     // and ranks under a CPU quota its throttling; then no round waits for it. Every rank
     // must wait alike, so they agree.
-    const bool mine = latency_shows_state(session.ranks_per_node(), int(std::thread::hardware_concurrency()),
-                                          perfdb::cpu_quota_cores());
-    const bool placed = world.max(mine ? 0.0 : 1.0) == 0.0;
+    const bool placed =
+        latency_shows_state_on_every_member(world, session.ranks_per_node(), perfdb::cpu_quota_cores());
     r.watch.latency = LatencyWatch(LatencyWatch::kSlowFactor, placed ? o.max_wait : 0.0);
     for (int i = 0; i < kLatencyCalibration; ++i) r.watch.latency.read(world.pair_latency_us());
   });

@@ -87,6 +87,12 @@ class Session {
 /// 0's value, so all wait alike.
 bool wait_for_quiet_state(const Team& team, LatencyWatch& watch);
 
+/// latency_shows_state with this process's hardware threads, `ranks_per_node` (the
+/// caller's Session::ranks_per_node) and `cpu_quota_cores`, agreed over `team`: true only
+/// if it holds on every member, so that every member waits alike or none does.
+/// Collective over the team.
+bool latency_shows_state_on_every_member(const Team& team, int ranks_per_node, double cpu_quota_cores);
+
 /// MPI_Dims_create(procs, 2): MPI's own balanced 2-D factorisation {d0, d1}, d0 >= d1.
 /// Local (needs MPI initialised).
 std::array<int, 2> mpi_dims_create(int procs);

@@ -196,6 +196,11 @@ bool wait_for_quiet_state(const Team& team, LatencyWatch& watch) {
   return slow;
 }
 
+bool latency_shows_state_on_every_member(const Team& team, int ranks_per_node, double cpu_quota_cores) {
+  const bool mine = latency_shows_state(ranks_per_node, int(std::thread::hardware_concurrency()), cpu_quota_cores);
+  return team.max(mine ? 0.0 : 1.0) == 0.0;
+}
+
 std::array<int, 2> mpi_dims_create(int procs) {
   int dims[2] = {0, 0};
   detail::check(MPI_Dims_create(procs, 2, dims), "MPI_Dims_create");
