@@ -4,7 +4,8 @@
 # baselines', over every app and per app (gauss's two problems, edges' and corners' one
 # each), every problem is measured at every P from 1 to RANKS and each chooser's
 # decision over P is reported, stdout holds nothing else, the charts, CSV and index
-# exist, and the validation run is stored in the perfdb. Timings are never checked.
+# exist, tessera-plan prices every observation as recorded (scripts/validate-reprice.py),
+# and the validation run is stored in the perfdb. Timings are never checked.
 #   quick_json.sh BIN_DIR MPIEXEC RANKS
 set -uo pipefail
 bin=$1 mpiexec=$2 ranks=$3
@@ -97,6 +98,17 @@ done
 for f in errors.svg regret.svg observations.csv; do grep -qF "($f)" "$out/index.md" || fail "index does not link $f"; done
 grep -qF "(phase-512x512-s1-p$ranks-scatter.svg)" "$out/index.md" || fail "index does not link the scatter chart"
 grep -qF "(phase-edges-128x128-s1-p$ranks-compute.svg)" "$out/index.md" || fail "index does not link edges' compute chart"
+
+# Every model's every prediction is tessera-plan's for that plan (one pricing, two
+# consumers), and scripts/validate-reprice.py, which A/B-tests pricing changes on recorded
+# measurements, reproduces them: its --check fails on the first that differs.
+reprice=$(dirname "$0")/../../scripts/validate-reprice.py
+python3 "$reprice" --plan "$bin/tessera-plan" --models all --check "$out:$work/perfdb.sqlite" >"$work/reprice" 2>&1 || {
+  cat "$work/reprice"; fail "validate-reprice: tessera-plan does not price the observations as recorded"; }
+python3 "$reprice" --plan "$bin/tessera-plan" "$work/none:$work/perfdb.sqlite" >/dev/null 2>"$work/reprice.err" &&
+  fail "validate-reprice accepted a directory without observations"
+[ "$(wc -l <"$work/reprice.err")" -eq 1 ] && grep -q "observations.csv" "$work/reprice.err" ||
+  { cat "$work/reprice.err"; fail "validate-reprice's error is not one line naming the file"; }
 
 "$bin/tessera-perfdb" --perfdb "$work/perfdb.sqlite" list >"$work/list" 2>&1 || fail "tessera-perfdb list"
 grep -q "tessera-validate" "$work/list" || { cat "$work/list"; fail "no tessera-validate run in the perfdb"; }

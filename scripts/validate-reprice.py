@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Prices a validation's measured observations again, with other binaries: an A/B of a
+pricing change on one fixed set of measurements.
+
+    validate-reprice.py --plan TESSERA_PLAN [--plan TESSERA_PLAN ...] [--models p3pc,...|all]
+                        [--by-phase] [--json] [--check] OUT_DIR:PERFDB [OUT_DIR:PERFDB ...]
+
+OUT_DIR is a `tessera-validate --output` directory (its observations.csv), PERFDB the
+database it validated. Gauss's observations only: the apps' programs (edges, corners) are
+validated with the exchanges inside their loops timed and priced as compute, which
+tessera-plan's phases are not (their whole runs would agree). For every (app, size, sigma, P, model) of the observations each
+`tessera-plan` prices every candidate (`--app APP --procs P --top 0 --json`, the pricing
+tessera-validate records), and each observation gets the phase of the candidates that
+use its grid and algorithms. Prints, per directory and over all of them, the median and
+90th-percentile absolute relative error of the recorded predictions and of each
+binary's (tessera-validate's overall figure: accuracy.csv's "all", every phase but
+compute, and whole runs); --by-phase adds the signed median error per P, phase and size. A binary that
+recorded the corpus must price every observation as recorded: --check exits 1, naming
+the first that differs (beyond 1e-6 relative), unless every binary does (the test that
+tessera-validate's predictions are tessera-plan's).
+
+Two validations of one database measure the same things minutes apart, and their
+difference is the machine's (on this project's VM 5-25 % per phase between consecutive
+launches); pricing one set of measurements twice takes that noise out of the comparison.
+The corpus does not say how a change would move the measurements themselves (a new plan
+the scheduler would pick is measured only if the validation ran it).
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+
+ALL_MODELS = ("p3pc", "3pc", "loggp-star", "log3p", "2log23p", "loggp", "logpc")
+PHASES = ("scatter", "exchange", "compute", "gather", "total")
+ALGORITHMS = ("scatter", "gather", "exchange")  # the observation columns a candidate must match when set
+
+
+def fail(message):
+    sys.exit(f"validate-reprice: {message}")
+
+
+def quantile(values, q):
+    v = sorted(values)
+    i = q * (len(v) - 1)
+    lo = int(i)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (i - lo) * (v[hi] - v[lo])
+
+
+def load_observations(directory, models):
+    path = os.path.join(directory, "observations.csv")
+    if not os.path.isfile(path):
+        fail(f"{path}: no such file (a tessera-validate --output directory?)")
+    rows = []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        need = {"width", "height", "sigma", "procs", "phase", "grid", "measured_us", "model", "predicted_us", "app"}
+        if not need <= set(reader.fieldnames or []):
+            fail(f"{path}: missing columns {sorted(need - set(reader.fieldnames or []))}")
+        for r in reader:
+            # The apps' programs (edges, corners) time the exchanges inside their loops as
+            # compute, which tessera-plan's phases do not: gauss's observations only.
+            if r["model"] not in models or r["app"] != "gauss":
+                continue
+            if r["phase"] not in PHASES:
+                fail(f"{path}: unknown phase '{r['phase']}'")
+            rows.append(r)
+    if not rows:
+        fail(f"{path}: no gauss observations of {','.join(sorted(models))}")
+    return rows
+
+
+def price_all(plan, perfdb, app, width, height, sigma, procs, model):
+    """tessera-plan's candidates of one problem: [(grid, {algorithm: name}, {phase: us})]."""
+    cmd = [plan, "--app", app, "--width", width, "--height", height, "--sigma", sigma, "--procs", procs,
+           "--model", model, "--top", "0", "--json", "--perfdb", perfdb]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip().splitlines()[-1:]}")
+    try:
+        out = json.loads(run.stdout)
+    except json.JSONDecodeError as e:
+        fail(f"{' '.join(cmd)}: not JSON ({e})")
+    return [(c["grid"], {a: c[a] for a in ALGORITHMS}, c["predicted_us"]) for c in out["candidates"]]
+
+
+def reprice(rows, plan, perfdb, cache):
+    """Each row's prediction by `plan` (same order as rows)."""
+    out = []
+    for r in rows:
+        key = (plan, perfdb, r["app"], r["width"], r["height"], r["sigma"], r["procs"], r["model"])
+        if key not in cache:
+            cache[key] = price_all(plan, perfdb, *key[2:])
+        values = {c[2][r["phase"]] for c in cache[key]
+                  if c[0] == r["grid"] and all(not r.get(a) or c[1][a] == r[a] for a in ALGORITHMS)}
+        if not values:
+            fail(f"{plan}: no candidate {r['grid']} {[r.get(a) for a in ALGORITHMS]} for {r['app']} "
+                 f"{r['width']}x{r['height']} sigma {r['sigma']} P={r['procs']}")
+        # Candidates that differ only in algorithms the phase does not use price it alike.
+        if max(values) - min(values) > 1e-6 * max(abs(v) for v in values):
+            fail(f"{plan}: the {r['phase']} of {r['label']} is priced {sorted(values)} by its candidates")
+        out.append(values.pop())
+    return out
+
+
+def errors(rows, predictions):
+    """tessera-validate's overall figure's errors: every phase but compute (priced and
+    measured apart from the pipeline's runs) and whole runs; a prediction of 0 (a phase
+    the model does not price) has none."""
+    return [abs(p - float(r["measured_us"])) / float(r["measured_us"]) for r, p in zip(rows, predictions)
+            if r["phase"] != "compute" and p != 0]
+
+
+def signed_by_phase(rows, predictions):
+    groups = defaultdict(list)
+    for r, p in zip(rows, predictions):
+        groups[(int(r["procs"]), r["phase"], int(r["width"]), int(r["height"]))].append(
+            p / float(r["measured_us"]) - 1)
+    return {k: (statistics.median(v), len(v)) for k, v in sorted(groups.items())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--plan", action="append", required=True, help="a tessera-plan binary (repeatable)")
+    ap.add_argument("--models", default="p3pc", help="comma-separated models (default p3pc), or all")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless every binary prices every observation as recorded")
+    ap.add_argument("--by-phase", action="store_true", help="signed median error per P, phase and size")
+    ap.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    ap.add_argument("corpus", nargs="+", help="OUT_DIR:PERFDB")
+    args = ap.parse_args()
+    models = set(ALL_MODELS) if args.models == "all" else set(args.models.split(","))
+    if not models <= set(ALL_MODELS):
+        fail(f"unknown model(s) {sorted(models - set(ALL_MODELS))} (known: {', '.join(ALL_MODELS)})")
+    for plan in args.plan:
+        if not os.access(plan, os.X_OK):
+            fail(f"{plan}: not an executable")
+    names = ["recorded"] + args.plan
+    per_dir, pooled = [], {n: ([], []) for n in names}  # name -> (rows, predictions)
+    cache = {}
+    for item in args.corpus:
+        directory, sep, perfdb = item.rpartition(":")
+        if not sep or not directory:
+            fail(f"'{item}': expected OUT_DIR:PERFDB")
+        if not os.path.isfile(perfdb):
+            fail(f"{perfdb}: no such database")
+        rows = load_observations(directory, models)
+        figures = {}
+        for name in names:
+            pred = [float(r["predicted_us"]) for r in rows] if name == "recorded" else reprice(rows, name, perfdb, cache)
+            if args.check and name != "recorded":
+                for r, p in zip(rows, pred):
+                    want = float(r["predicted_us"])
+                    if abs(p - want) > 1e-6 * max(abs(want), 1e-9):
+                        fail(f"{name} prices {r['model']}'s {r['phase']} of {r['label']} ({r['app']} "
+                             f"{r['width']}x{r['height']} sigma {r['sigma']} P={r['procs']}) at {p}, "
+                             f"recorded {want} in {directory}")
+            e = errors(rows, pred)
+            figures[name] = {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9)}
+            pooled[name][0].extend(rows)
+            pooled[name][1].extend(pred)
+        per_dir.append({"dir": directory, "perfdb": perfdb, "observations": len(rows), "figures": figures})
+    summary = {"models": sorted(models), "binaries": args.plan, "dirs": per_dir, "all": {}}
+    for name in names:
+        e = errors(*pooled[name])
+        summary["all"][name] = {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9)}
+    if args.json:
+        if args.by_phase:
+            summary["by_phase"] = {
+                name: [{"procs": k[0], "phase": k[1], "width": k[2], "height": k[3], "signed_median": v[0],
+                        "observations": v[1]} for k, v in signed_by_phase(*pooled[name]).items()]
+                for name in names}
+        json.dump(summary, sys.stdout, indent=1)
+        print()
+        return
+    label = {n: ("recorded" if n == "recorded" else f"[{i}]") for i, n in enumerate(names)}
+    for i, n in enumerate(args.plan, 1):
+        print(f"[{i}] {n}")
+    print("%-40s %6s  " % ("validation", "obs") + "  ".join("%-17s" % label[n] for n in names))
+    for d in per_dir + [{"dir": "all", "observations": len(pooled["recorded"][0]), "figures": summary["all"]}]:
+        cells = ["%5.1f %% / %5.1f %%" % (100 * d["figures"][n]["median_abs_rel_error"],
+                                          100 * d["figures"][n]["p90_abs_rel_error"]) for n in names]
+        print("%-40s %6d  " % (d["dir"][-40:], d["observations"]) + "  ".join(cells))
+    if args.by_phase:
+        tables = {n: signed_by_phase(*pooled[n]) for n in names}
+        print("\nsigned median error (predicted / measured - 1) per P, phase and size:")
+        for k, (_, count) in tables["recorded"].items():
+            print("P%-3d %-9s %5dx%-5d n=%4d  " % (k + (count,)) +
+                  "  ".join("%s %+7.1f %%" % (label[n], 100 * tables[n][k][0]) for n in names))
+
+
+if __name__ == "__main__":
+    main()
