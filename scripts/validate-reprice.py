@@ -6,24 +6,27 @@ pricing change on one fixed set of measurements.
                         [--by-phase] [--json] [--check] OUT_DIR:PERFDB [OUT_DIR:PERFDB ...]
 
 OUT_DIR is a `tessera-validate --output` directory (its observations.csv), PERFDB the
-database it validated. Gauss's observations only: the apps' programs (edges, corners) are
-validated with the exchanges inside their loops timed and priced as compute, which
-tessera-plan's phases are not (their whole runs would agree). For every (app, size, sigma, P, model) of the observations each
-`tessera-plan` prices every candidate (`--app APP --procs P --top 0 --json`, the pricing
+database it validated. For every (size, sigma, P, model) of the observations each
+`tessera-plan` prices every candidate (`--app gauss --procs P --top 0 --json`, the pricing
 tessera-validate records), and each observation gets the phase of the candidates that
-use its grid and algorithms. Prints, per directory and over all of them, the median and
-90th-percentile absolute relative error of the recorded predictions and of each
-binary's (tessera-validate's overall figure: accuracy.csv's "all", every phase but
-compute, and whole runs); --by-phase adds the signed median error per P, phase and size. A binary that
-recorded the corpus must price every observation as recorded: --check exits 1, naming
-the first that differs (beyond 1e-6 relative), unless every binary does (the test that
+use its grid and algorithms. Gauss's observations only: the apps' programs (edges,
+corners) are validated with the exchanges inside their loops timed and priced as compute,
+which tessera-plan's phases are not (their whole runs would agree).
+
+Prints, per directory and over all of them, the median and 90th-percentile absolute
+relative error of the recorded predictions and of each binary's (tessera-validate's
+overall figure: accuracy.csv's "all", every phase but compute, and whole runs);
+--by-phase adds the signed median error per P, phase and size. A binary that recorded the
+corpus must price every observation as recorded: --check exits 1, naming the first that
+differs (beyond 1e-6 relative), unless every binary does (the test that
 tessera-validate's predictions are tessera-plan's).
 
 Two validations of one database measure the same things minutes apart, and their
-difference is the machine's (on this project's VM 5-25 % per phase between consecutive
-launches); pricing one set of measurements twice takes that noise out of the comparison.
-The corpus does not say how a change would move the measurements themselves (a new plan
-the scheduler would pick is measured only if the validation ran it).
+difference is the machine's (on this project's VM up to 25 points on a phase's signed
+error between consecutive launches); pricing one set of measurements twice takes that
+noise out of the comparison. The corpus does not say how a change would move the
+measurements themselves (a new plan the scheduler would pick is measured only if the
+validation ran it).
 """
 import argparse
 import csv
@@ -44,6 +47,8 @@ def fail(message):
 
 
 def quantile(values, q):
+    if not values:
+        fail("no observation with a measured phase or whole run to summarise")
     v = sorted(values)
     i = q * (len(v) - 1)
     lo = int(i)
@@ -136,6 +141,8 @@ def main():
     models = set(ALL_MODELS) if args.models == "all" else set(args.models.split(","))
     if not models <= set(ALL_MODELS):
         fail(f"unknown model(s) {sorted(models - set(ALL_MODELS))} (known: {', '.join(ALL_MODELS)})")
+    if len(set(args.plan)) != len(args.plan):
+        fail("a --plan binary is named twice")
     for plan in args.plan:
         if not os.access(plan, os.X_OK):
             fail(f"{plan}: not an executable")
@@ -151,7 +158,10 @@ def main():
         rows = load_observations(directory, models)
         figures = {}
         for name in names:
-            pred = [float(r["predicted_us"]) for r in rows] if name == "recorded" else reprice(rows, name, perfdb, cache)
+            if name == "recorded":
+                pred = [float(r["predicted_us"]) for r in rows]
+            else:
+                pred = reprice(rows, name, perfdb, cache)
             if args.check and name != "recorded":
                 for r, p in zip(rows, pred):
                     want = float(r["predicted_us"])
