@@ -47,6 +47,8 @@ def fail(message):
 
 
 def quantile(values, q):
+    """tessera::stats::quantile's: linear between the closest ranks (which the validation's
+    figures use); statistics.quantiles refuses a single value on Python 3.11."""
     if not values:
         fail("no observation with a measured phase or whole run to summarise")
     v = sorted(values)
@@ -120,6 +122,20 @@ def errors(rows, predictions):
             if r["phase"] != "compute" and p != 0]
 
 
+def figures_of(rows, predictions):
+    e = errors(rows, predictions)
+    return {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9)}
+
+
+def check_as_recorded(plan, rows, predictions, directory):
+    for r, p in zip(rows, predictions):
+        want = float(r["predicted_us"])
+        if abs(p - want) > 1e-6 * max(abs(want), 1e-9):
+            fail(f"{plan} prices {r['model']}'s {r['phase']} of {r['label']} ({r['app']} "
+                 f"{r['width']}x{r['height']} sigma {r['sigma']} P={r['procs']}) at {p}, "
+                 f"recorded {want} in {directory}")
+
+
 def signed_by_phase(rows, predictions):
     groups = defaultdict(list)
     for r, p in zip(rows, predictions):
@@ -162,22 +178,15 @@ def main():
                 pred = [float(r["predicted_us"]) for r in rows]
             else:
                 pred = reprice(rows, name, perfdb, cache)
-            if args.check and name != "recorded":
-                for r, p in zip(rows, pred):
-                    want = float(r["predicted_us"])
-                    if abs(p - want) > 1e-6 * max(abs(want), 1e-9):
-                        fail(f"{name} prices {r['model']}'s {r['phase']} of {r['label']} ({r['app']} "
-                             f"{r['width']}x{r['height']} sigma {r['sigma']} P={r['procs']}) at {p}, "
-                             f"recorded {want} in {directory}")
-            e = errors(rows, pred)
-            figures[name] = {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9)}
+                if args.check:
+                    check_as_recorded(name, rows, pred, directory)
+            figures[name] = figures_of(rows, pred)
             pooled[name][0].extend(rows)
             pooled[name][1].extend(pred)
         per_dir.append({"dir": directory, "perfdb": perfdb, "observations": len(rows), "figures": figures})
     summary = {"models": sorted(models), "binaries": args.plan, "dirs": per_dir, "all": {}}
     for name in names:
-        e = errors(*pooled[name])
-        summary["all"][name] = {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9)}
+        summary["all"][name] = figures_of(*pooled[name])
     if args.json:
         if args.by_phase:
             summary["by_phase"] = {
