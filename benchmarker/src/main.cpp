@@ -178,6 +178,8 @@ class Measurement {
 
   pdb::RunData data;
   std::vector<std::pair<std::string, double>> wall;
+  /// The compute mode's parts' wall times on rank 0, in order (the run's last line).
+  std::vector<std::pair<std::string, double>> compute_parts;
   /// How the passes waited for the machine's quiet state (rank 0's view; both ranks of
   /// the pair read the same).
   const tessera::LatencyWatch& latency() const { return latency_; }
@@ -257,19 +259,27 @@ class Measurement {
     const auto t0 = std::chrono::steady_clock::now();
     const double later_before = p3pc_later_s_;
     auto compute_s = [&] { return seconds_since(t0) - (p3pc_later_s_ - later_before); };
+    auto part_t0 = t0;  // the start of the part being timed, for compute_parts
+    auto part_done = [&](const char* name) {
+      compute_parts.emplace_back(name, seconds_since(part_t0));
+      part_t0 = std::chrono::steady_clock::now();
+    };
     bool ok = agreed([&] {
       if (!session_.is_root()) return;
       auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
       data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.65 * given,
                                      progress_for(budget, "compute"));
+      part_done("pipeline");
     });
     if (ok && spread_) ok = p3pc_passes(Step::one);
+    part_t0 = std::chrono::steady_clock::now();  // not the P-3PC pass
     ok = ok && agreed([&] {
       if (!session_.is_root()) return;
       {
         // The copies and mirroring the communication phases do locally.
         auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
                                    progress_for(budget, "compute/copy"));
+        part_done("copy");
         // The same copies in the cache state a pipeline's run leaves them, the mirroring
         // an exchange does right after its tile was written whole, and what running a
         // phase's plan costs before it moves or copies anything: kLocalPasses passes,
@@ -291,21 +301,25 @@ class Measurement {
           passes.push_back(std::move(rows));
         }
         const auto local = tb::combine_passes(passes);
+        part_done("local");
         copies.insert(copies.end(), local.begin(), local.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());
+        part_done("first-touch");
         // What a lone rank's first parallel step after communicating pays to wake its
         // pool's threads.
         if (threads.back() > 1) {
           const auto wakes = tb::time_thread_wake(threads.back());
           copies.insert(copies.end(), wakes.begin(), wakes.end());
+          part_done("wake");
         }
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
         const double left = std::max(0.2 * given, given - compute_s());
         auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
                                              threads, opt_.rule, left, progress_for(budget, "compute/primitives"));
+        part_done("primitives");
         data.compute.insert(data.compute.end(), primitives.begin(), primitives.end());
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
       }
@@ -318,8 +332,11 @@ class Measurement {
       const auto rows = tb::time_gather_results(session_, opt_.quick ? 9 : 15);
       data.compute.insert(data.compute.end(), rows.begin(), rows.end());
     });
+    part_done("gathers");
     budget_done_ += budget;
-    return gathers && copies_together();
+    const bool together = gathers && copies_together();
+    if (together) part_done("together");
+    return together;
   }
 
   // The machine's state as the latency between ranks 0 and 1 reads it
@@ -497,6 +514,11 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
   for (const auto& [mode, s] : m.wall) times += " " + mode + "=" + std::to_string(s).substr(0, 5) + "s";
   std::fprintf(stderr, "tessera-bench: run %lld complete in %.1f s (%s )\n", (long long)run, seconds_since(t_start),
                times.c_str());
+  if (!m.compute_parts.empty()) {
+    std::string parts;
+    for (const auto& [part, s] : m.compute_parts) parts += " " + part + "=" + std::to_string(s).substr(0, 5) + "s";
+    std::fprintf(stderr, "tessera-bench: compute's parts on rank 0 (%s )\n", parts.c_str());
+  }
   const tessera::LatencyWatch& w = m.latency();
   if (w.waited_s() > 0 || m.slow_starts() > 0)
     std::fprintf(stderr,
