@@ -18,6 +18,7 @@
 #include "schema.hpp"
 #include "sqlite.hpp"
 #include "tessera/error.hpp"
+#include "validate.hpp"
 
 namespace tessera::perfdb {
 
@@ -468,6 +469,7 @@ struct Store::Impl {
   template <class Row, class Put>
   void add(Id run, std::span<const Row> rows, Put put) {
     require_writable();
+    detail::check_rows(rows, "run " + std::to_string(run));
     Transaction t(*db);
     require_running(run);
     (this->*put)(run, rows);

@@ -86,39 +86,40 @@ void require_complete_p3pc(std::span<const P3pcSample> samples, Level level,
 
 }  // namespace detail
 
+namespace detail {
+
 namespace {
+FieldCheck row_at(const std::string& where, const char* kind, std::size_t j) {
+  return FieldCheck(where + "." + kind + "[" + std::to_string(j) + "]");
+}
+}  // namespace
 
-using detail::FieldCheck;
-
-void check_records(const RunData& d, const std::string& run) {
-  auto at = [&](const char* kind, std::size_t j) {
-    return FieldCheck(run + "." + kind + "[" + std::to_string(j) + "]");
-  };
-  if (d.run.quality) {
-    const FieldCheck q(run + ".quality");
-    q.measured(d.run.quality->median_spread, "median_spread");
-    q.measured(d.run.quality->p90_spread, "p90_spread");
-    q.count(d.run.quality->cells, "cells", 0);
-  }
+void check_rows(std::span<const P3pcSample> rows, const std::string& where) {
   std::set<std::tuple<Level, Path, Layout, std::int64_t, int, std::int64_t>> keys;
-  for (std::size_t j = 0; j < d.p3pc.size(); ++j) {
-    const auto& s = d.p3pc[j];
-    const FieldCheck c = at("p3pc", j);
-    detail::check_p3pc_sample(s, c);
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const auto& s = rows[j];
+    const FieldCheck c = row_at(where, "p3pc", j);
+    check_p3pc_sample(s, c);
     if (!keys.insert({s.level, s.path, s.layout, s.bytes, s.blocks, s.block_stride_bytes}).second)
       c.fail("duplicate sample (same level, path, layout, bytes, blocks and stride as an earlier one)");
   }
+}
+
+void check_rows(std::span<const PairPlacement> rows, const std::string& where) {
   std::set<std::pair<int, int>> pairs;
-  for (std::size_t j = 0; j < d.placements.size(); ++j) {
-    const auto& p = d.placements[j];
-    const FieldCheck c = at("placements", j);
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const auto& p = rows[j];
+    const FieldCheck c = row_at(where, "placements", j);
     c.count(p.rank_a, "rank_a", 0);
     c.count(p.rank_b, "rank_b", 0);
     if (!pairs.insert({p.rank_a, p.rank_b}).second) c.fail("duplicate rank pair");
   }
-  for (std::size_t j = 0; j < d.log3p.size(); ++j) {
-    const auto& p = d.log3p[j];
-    const FieldCheck c = at("log3p", j);
+}
+
+void check_rows(std::span<const Log3pParam> rows, const std::string& where) {
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const auto& p = rows[j];
+    const FieldCheck c = row_at(where, "log3p", j);
     if (p.name.empty()) c.fail("empty name");
     c.bytes(p.size_bytes, "size_bytes");
     c.bytes(p.stride_bytes, "stride_bytes");
@@ -131,9 +132,12 @@ void check_records(const RunData& d, const std::string& run) {
     value(p.q1_us, "q1_us");
     value(p.q3_us, "q3_us");
   }
-  for (std::size_t j = 0; j < d.loggp.size(); ++j) {
-    const auto& r = d.loggp[j];
-    const FieldCheck c = at("loggp", j);
+}
+
+void check_rows(std::span<const LoggpRange> rows, const std::string& where) {
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const auto& r = rows[j];
+    const FieldCheck c = row_at(where, "loggp", j);
     c.bytes(r.from_bytes, "from_bytes");
     c.bytes(r.to_bytes, "to_bytes");
     if (r.to_bytes < r.from_bytes) c.fail("to_bytes is below from_bytes");
@@ -143,9 +147,12 @@ void check_records(const RunData& d, const std::string& run) {
     c.derived(r.g_us, "g_us");
     c.derived(r.G_us_per_byte, "G_us_per_byte");
   }
-  for (std::size_t j = 0; j < d.compute.size(); ++j) {
-    const auto& x = d.compute[j];
-    const FieldCheck c = at("compute", j);
+}
+
+void check_rows(std::span<const ComputeCost> rows, const std::string& where) {
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const auto& x = rows[j];
+    const FieldCheck c = row_at(where, "compute", j);
     if (x.operation.empty()) c.fail("empty operation");
     c.count(x.taps, "taps", 1);
     c.count(x.tile_width, "tile_width", 1);
@@ -154,17 +161,41 @@ void check_records(const RunData& d, const std::string& run) {
     c.measured(x.q1, "q1");
     c.measured(x.q3, "q3");
     c.measured(x.sigma, "sigma");
-    if (x.sigma && !(*x.sigma > 0)) c.fail("bad sigma " + detail::shortest(*x.sigma) + " (must be > 0)");
+    if (x.sigma && !(*x.sigma > 0)) c.fail("bad sigma " + shortest(*x.sigma) + " (must be > 0)");
     if (x.threads) c.count(*x.threads, "threads", 1);
   }
-  for (std::size_t j = 0; j < d.validation.size(); ++j) {
-    const auto& v = d.validation[j];
-    const FieldCheck c = at("validation", j);
+}
+
+void check_rows(std::span<const ValidationRecord> rows, const std::string& where) {
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    const auto& v = rows[j];
+    const FieldCheck c = row_at(where, "validation", j);
     c.derived(v.predicted_us, "predicted_us");
     c.measured(v.measured_us, "measured_us");
     c.measured(v.q1_us, "q1_us");
     c.measured(v.q3_us, "q3_us");
   }
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::FieldCheck;
+
+void check_records(const RunData& d, const std::string& run) {
+  if (d.run.quality) {
+    const FieldCheck q(run + ".quality");
+    q.measured(d.run.quality->median_spread, "median_spread");
+    q.measured(d.run.quality->p90_spread, "p90_spread");
+    q.count(d.run.quality->cells, "cells", 0);
+  }
+  detail::check_rows(std::span<const P3pcSample>(d.p3pc), run);
+  detail::check_rows(std::span<const PairPlacement>(d.placements), run);
+  detail::check_rows(std::span<const Log3pParam>(d.log3p), run);
+  detail::check_rows(std::span<const LoggpRange>(d.loggp), run);
+  detail::check_rows(std::span<const ComputeCost>(d.compute), run);
+  detail::check_rows(std::span<const ValidationRecord>(d.validation), run);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
-// The one validation path of imports (CSV and JSON): value checks per field and the
-// completeness a planner needs. Internal to tessera::perfdb; the public entry point is
+// The one validation path of imports (CSV and JSON) and of the store's writes: value
+// checks per field and the completeness a planner needs. Internal to tessera::perfdb; the public entry point is
 // validate_import (interchange.hpp).
 #include <cstdint>
 #include <optional>
@@ -41,6 +41,16 @@ class FieldCheck {
 
 /// Every field of one P-3PC sample.
 void check_p3pc_sample(const P3pcSample& s, const FieldCheck& at);
+
+/// The value checks an import applies to each kind of record, on rows about to be stored:
+/// the store refuses what an import of its own export would refuse. Throw
+/// InvalidArgument "<where>.<kind>[<j>]: bad <name> <value> (<rule>)".
+void check_rows(std::span<const P3pcSample> rows, const std::string& where);
+void check_rows(std::span<const PairPlacement> rows, const std::string& where);
+void check_rows(std::span<const Log3pParam> rows, const std::string& where);
+void check_rows(std::span<const LoggpRange> rows, const std::string& where);
+void check_rows(std::span<const ComputeCost> rows, const std::string& where);
+void check_rows(std::span<const ValidationRecord> rows, const std::string& where);
 
 /// Throws InvalidArgument "<where>: incomplete <level>-node P-3PC table: no samples for
 /// send,cn, ..." unless `samples` has every (path, layout) curve at `level`.

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 
@@ -138,11 +139,58 @@ TEST(PerfdbStore, AddIsAllOrNothing) {
   const Id run = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
   P3pcSample a;
   a.bytes = 4;
-  P3pcSample bad = a;  // same key: violates the table's uniqueness
-  const std::vector<P3pcSample> rows{a, P3pcSample{}, bad};
-  EXPECT_THROW(s.add_p3pc(run, rows), IoError);
-  EXPECT_TRUE(s.load_run(run).p3pc.empty());
+  P3pcSample b = a;
+  b.bytes = 8;
   s.add_p3pc(run, std::vector<P3pcSample>{a});
+  // b is new; a again violates the table's uniqueness (no check before SQLite can see
+  // it across two calls): neither is stored.
+  EXPECT_THROW(s.add_p3pc(run, std::vector<P3pcSample>{b, a}), IoError);
+  EXPECT_EQ(s.load_run(run).p3pc.size(), 1u);
+  s.add_p3pc(run, std::vector<P3pcSample>{b});
+  EXPECT_EQ(s.load_run(run).p3pc.size(), 2u);
+}
+
+// What a writer adds passes the checks an import of its export would apply: a
+// tessera-bench on an emulated CPU-quota cluster once stored T_full = -366 us, and its
+// own export then failed to import ("bad q1_us -190.1 (must be >= 0)").
+TEST(PerfdbStore, RefusesRowsAnImportWouldRefuseAndStoresNoneOfThem) {
+  TempDir dir;
+  Store s(dir / "db.sqlite");
+  const Id m = s.find_or_create_machine(test_machine()).id;
+  const Id run = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
+  const std::string where = "run " + std::to_string(run);
+  auto error_of = [](auto&& add) {
+    try {
+      add();
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  P3pcSample ok;
+  ok.path = Path::full;
+  ok.bytes = 4096;
+  ok.median_us = 97.8;
+  P3pcSample negative = ok;
+  negative.bytes = 1024;
+  negative.median_us = -366;
+  EXPECT_EQ(error_of([&] { s.add_p3pc(run, std::vector<P3pcSample>{ok, negative}); }),
+            where + ".p3pc[1]: bad median_us -366 (must be >= 0)");
+  EXPECT_EQ(error_of([&] { s.add_p3pc(run, std::vector<P3pcSample>{ok, ok}); }),
+            where +
+                ".p3pc[1]: duplicate sample (same level, path, layout, bytes, blocks and stride as an earlier one)");
+  ComputeCost c;
+  c.operation = "copy_after";
+  c.taps = 128;
+  c.tile_width = 512;
+  c.tile_height = 512;
+  c.ns_per_pixel = std::nan("");
+  EXPECT_EQ(error_of([&] { s.add_compute(run, std::vector<ComputeCost>{c}); }),
+            where + ".compute[0]: bad ns_per_pixel nan (not a finite number)");
+  const RunData stored = s.load_run(run);
+  EXPECT_TRUE(stored.p3pc.empty());
+  EXPECT_TRUE(stored.compute.empty());
+  s.add_p3pc(run, std::vector<P3pcSample>{ok});
   EXPECT_EQ(s.load_run(run).p3pc.size(), 1u);
 }
 
