@@ -53,4 +53,8 @@ Summary summarize(std::span<const double> values) {
   return r;
 }
 
+double full_path_total(double roundtrip_us, double t_cf_us) {
+  return std::max(roundtrip_us - t_cf_us, roundtrip_us / 2);
+}
+
 }  // namespace tessera::bench

@@ -25,4 +25,13 @@ double median_standard_error(std::span<const double> values);
 /// the spread is 0, infinite if the median is 0 and the spread is not).
 Summary summarize(std::span<const double> values);
 
+/// T_full(n) from a full-path sample: the round trip (n bytes out, 0 back) less the
+/// reply's cost t_cf (SPEC errata, Fig. 8), where t_cf = roundtrip(0, 0) / 2 comes from the
+/// 0-byte cell. The reply costs no more than the n-byte message it answers, so no more
+/// than half the round trip: when a sample's round trip is below 2 t_cf (t_cf measured in
+/// another state, e.g. a CPU quota's throttling caught the 0-byte bursts and not this
+/// sample), the value is half the round trip, never below it and never negative. Equal to
+/// roundtrip - t_cf whenever roundtrip >= 2 t_cf, as on any machine whose costs hold still.
+double full_path_total(double roundtrip_us, double t_cf_us);
+
 }  // namespace tessera::bench

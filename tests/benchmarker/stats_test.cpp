@@ -51,3 +51,24 @@ TEST(Stats, MedianErrorShrinksWithMoreSamplesAndIgnoresOutliers) {
   EXPECT_NEAR(tb::summarize(with_outlier).median, tb::summarize(many).median, 1e-9);
   EXPECT_LT(tb::summarize(with_outlier).rse, 0.02);
 }
+
+TEST(Stats, FullPathTotalSubtractsTheReplyAsSpecSays) {
+  // SPEC errata: T_full(n) = roundtrip(n, 0) - t_cf whenever the round trip is at least 2 t_cf.
+  EXPECT_DOUBLE_EQ(tb::full_path_total(10.0, 0.3), 9.7);
+  EXPECT_DOUBLE_EQ(tb::full_path_total(0.6, 0.3), 0.3);  // T_full(0) = t_cf
+  EXPECT_DOUBLE_EQ(tb::full_path_total(2500.0, 590.5), 1909.5);
+}
+
+TEST(Stats, FullPathTotalIsNeverBelowHalfTheRoundTrip) {
+  // The emulated quota cluster: t_cf caught throttled (1181 / 2 us), a cell's round trip not.
+  EXPECT_DOUBLE_EQ(tb::full_path_total(224.0, 590.5), 112.0);
+  EXPECT_DOUBLE_EQ(tb::full_path_total(0.0, 590.5), 0.0);
+  // Monotone in the round trip, so quartiles keep their order.
+  double last = -1;
+  for (double rt = 0; rt < 3000; rt += 7.5) {
+    const double v = tb::full_path_total(rt, 590.5);
+    EXPECT_GE(v, last);
+    EXPECT_GE(v, 0.0);
+    last = v;
+  }
+}
