@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tessera/error.hpp"
+#include "tessera/perfdb/records.hpp"
 
 namespace tessera::bench {
 
@@ -122,28 +123,46 @@ double RoundScheduler::progress() const {
   return sum / double(samples_.size());
 }
 
+namespace {
+// "; load average 0.9 on 2 cores" and, under a CPU quota below the cores, "; a CPU quota of
+// 0.45 of them".
+std::string load_text(std::optional<double> load_1min, unsigned cores, double cpu_quota) {
+  char text[128];
+  std::string out;
+  if (load_1min) {
+    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
+    out += text;
+  }
+  if (throttled(cpu_quota, cores)) {
+    std::snprintf(text, sizeof text, "; a CPU quota of %.2f of %u cores", cpu_quota, cores);
+    out += text;
+  }
+  return out;
+}
+}  // namespace
+
+bool throttled(double cpu_quota, unsigned cores) { return cpu_quota > 0 && cpu_quota < double(cores); }
+
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
-                                 unsigned cores) {
+                                 unsigned cores, double cpu_quota) {
   char text[512];
   std::snprintf(text, sizeof text,
                 "%.*s: cell %.*s has %zu of %d samples after %.1f s (budget %.1f s, overtime up to %.1f s "
                 "for under-sampled cells only)",
                 int(mode.size()), mode.data(), int(cell.size()), cell.data(), samples, rule.min_usable,
                 elapsed_s, rule.budget_s, rule.cap_s);
-  std::string out = text;
-  if (load_1min) {
-    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
-    out += text;
-  }
-  out += ": the machine looked busy; measure on a quieter machine or raise --max-seconds";
+  std::string out = text + load_text(load_1min, cores, cpu_quota);
+  out += throttled(cpu_quota, cores)
+             ? ": the CPU quota slows every measurement; raise --max-seconds (or run where the quota is larger)"
+             : ": the machine looked busy; measure on a quieter machine or raise --max-seconds";
   return out;
 }
 
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule) {
   return busy_machine_message(mode, cell, samples, elapsed_s, rule, load_average(),
-                              std::thread::hardware_concurrency());
+                              std::thread::hardware_concurrency(), perfdb::cpu_quota_cores());
 }
 
 namespace {
@@ -154,25 +173,21 @@ std::optional<double> load_average() {
 }  // namespace
 
 std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
-                             std::optional<double> load_1min, unsigned cores) {
+                             std::optional<double> load_1min, unsigned cores, double cpu_quota) {
   char text[512];
   std::snprintf(text, sizeof text,
                 "%.*s: the machine looked busy: %d cell(s) needed samples after the budget; took %.1f s "
                 "(budget %.1f s, cap %.1f s)",
                 int(mode.size()), mode.data(), cells, elapsed_s, rule.budget_s, rule.cap_s);
-  std::string out = text;
-  if (load_1min) {
-    std::snprintf(text, sizeof text, "; load average %.1f on %u cores", *load_1min, cores);
-    out += text;
-  }
-  return out;
+  return text + load_text(load_1min, cores, cpu_quota);
 }
 
 void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule) {
   if (cells <= 0) return;
   std::fprintf(
       stderr, "tessera-bench: warning: %s\n",
-      overtime_message(mode, cells, elapsed_s, rule, load_average(), std::thread::hardware_concurrency())
+      overtime_message(mode, cells, elapsed_s, rule, load_average(), std::thread::hardware_concurrency(),
+                       perfdb::cpu_quota_cores())
           .c_str());
 }
 

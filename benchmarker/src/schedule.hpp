@@ -113,19 +113,24 @@ class RoundScheduler {
 /// The message for a cell still short of samples at the cap: names the mode, the cell,
 /// its samples, the elapsed time, the budget and cap, and the machine's load (1-minute
 /// load average and cores, when known), which is what usually starves a benchmark.
+/// Under a CPU quota below the cores (`cpu_quota` > 0, perfdb::cpu_quota_cores), it names
+/// the quota, and blames it rather than a busy machine.
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
-                                 unsigned cores);
+                                 unsigned cores, double cpu_quota = 0);
+
+/// True when a CPU quota (cores; 0 = none) leaves this process less than its cores.
+bool throttled(double cpu_quota, unsigned cores);
 
 /// The warning for a run that needed overtime but got every cell usable: the mode, how
 /// many cells were sampled after the budget, the elapsed time, the budget, and the load.
 std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
-                             std::optional<double> load_1min, unsigned cores);
+                             std::optional<double> load_1min, unsigned cores, double cpu_quota = 0);
 
 /// Prints overtime_message (this machine's load) on stderr as a warning if cells > 0.
 void warn_overtime(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule);
 
-/// busy_machine_message with this machine's load average (getloadavg) and cores.
+/// busy_machine_message with this machine's load average (getloadavg), cores and CPU quota.
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule);
 

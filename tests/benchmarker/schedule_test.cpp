@@ -172,6 +172,27 @@ TEST(TimeRule, BusyMachineMessageNamesCellSamplesTimeAndLoad) {
             std::string::npos);
 }
 
+// A node of the emulated cluster (0.45 of 2 cores): the load is low, the quota is the cause.
+TEST(TimeRule, BusyMachineMessageBlamesACpuQuotaBelowTheCores) {
+  const std::string m =
+      tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3), 0.9, 2, 0.45);
+  for (const char* part : {"load average 0.9 on 2 cores", "a CPU quota of 0.45 of 2 cores",
+                           "the CPU quota slows every measurement; raise --max-seconds"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+  EXPECT_EQ(m.find("quieter machine"), std::string::npos) << m;
+  // No quota, or one of at least the cores, changes nothing.
+  for (double quota : {0.0, 2.0, 4.0}) {
+    const std::string plain = tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3), 0.9, 2, quota);
+    EXPECT_EQ(plain, tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3), 0.9, 2)) << quota;
+    EXPECT_NE(plain.find("quieter machine"), std::string::npos) << plain;
+  }
+  EXPECT_NE(tb::overtime_message("compute", 72, 20.1, tb::time_rule(7.6), 1.0, 2, 0.45)
+                .find("; a CPU quota of 0.45 of 2 cores"),
+            std::string::npos);
+  EXPECT_FALSE(tb::throttled(0, 2));
+  EXPECT_TRUE(tb::throttled(1.5, 2));
+}
+
 TEST(TimeRule, LocalRoundsOvertimeThenFailWithTheCellsName) {
   // A "sample" that takes longer than the budget: the first round ends past the budget,
   // overtime visits the cells short of 3 samples; with a cap too short the loop fails.
