@@ -81,10 +81,11 @@ def load_observations(directory, models):
     return rows
 
 
-def price_all(plan, perfdb, app, width, height, sigma, procs, model):
+def price_all(plan, perfdb, machine, ranks_per_node, app, width, height, sigma, procs, model):
     """tessera-plan's candidates of one problem: [(grid, {algorithm: name}, {phase: us})]."""
     cmd = [plan, "--app", app, "--width", width, "--height", height, "--sigma", sigma, "--procs", procs,
            "--model", model, "--top", "0", "--json", "--perfdb", perfdb]
+    cmd += (["--machine", machine] if machine else []) + (["--ranks-per-node", ranks_per_node] if ranks_per_node else [])
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         fail(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip().splitlines()[-1:]}")
@@ -95,11 +96,11 @@ def price_all(plan, perfdb, app, width, height, sigma, procs, model):
     return [(c["grid"], {a: c[a] for a in ALGORITHMS}, c["predicted_us"]) for c in out["candidates"]]
 
 
-def reprice(rows, plan, perfdb, cache):
+def reprice(rows, plan, perfdb, machine, ranks_per_node, cache):
     """Each row's prediction by `plan` (same order as rows)."""
     out = []
     for r in rows:
-        key = (plan, perfdb, r["app"], r["width"], r["height"], r["sigma"], r["procs"], r["model"])
+        key = (plan, perfdb, machine, ranks_per_node, r["app"], r["width"], r["height"], r["sigma"], r["procs"], r["model"])
         if key not in cache:
             cache[key] = price_all(plan, perfdb, *key[2:])
         values = {c[2][r["phase"]] for c in cache[key]
@@ -152,6 +153,10 @@ def main():
                     help="exit 1 unless every binary prices every observation as recorded")
     ap.add_argument("--by-phase", action="store_true", help="signed median error per P, phase and size")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    ap.add_argument("--machine", help="the machine the validations ran on, as in the databases (default: "
+                    "tessera-plan's, this host's name), e.g. an emulated cluster's")
+    ap.add_argument("--ranks-per-node", help="the validation job's ranks per node on a cluster (tessera-validate "
+                    "prices its own placement; tessera-plan's default is a node's cores)")
     ap.add_argument("corpus", nargs="+", help="OUT_DIR:PERFDB")
     args = ap.parse_args()
     models = set(ALL_MODELS) if args.models == "all" else set(args.models.split(","))
@@ -177,7 +182,7 @@ def main():
             if name == "recorded":
                 pred = [float(r["predicted_us"]) for r in rows]
             else:
-                pred = reprice(rows, name, perfdb, cache)
+                pred = reprice(rows, name, perfdb, args.machine, args.ranks_per_node, cache)
                 if args.check:
                     check_as_recorded(name, rows, pred, directory)
             figures[name] = figures_of(rows, pred)

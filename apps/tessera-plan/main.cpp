@@ -45,6 +45,9 @@ po::options_description describe_options(Options& o, cli::DatabaseOptions& db, i
       "rho", po::value<double>(), "corners: integration scale (default 2 sigma)")(
       "hysteresis-rounds", po::value<int>(), "edges: rounds of the hysteresis loop to expect (default 3)")(
       "procs", po::value<int>(), "plan for exactly P ranks")(
+      "ranks-per-node", po::value<int>(),
+      "on a cluster: plan for a job started with this many ranks on each node (mpirun fills\n"
+      "nodes in blocks; default: as many as a node has cores)")(
       "max-procs", po::value<int>(),
       "plan for every P from 1 to this (default: this machine's hardware threads; at most the "
       "image's pixel count)");
@@ -106,6 +109,10 @@ void finish_request(Options& o, const po::variables_map& vm, const cli::Database
     throw InvalidArgument("--rho and --hysteresis-rounds need --app");
   }
   if (vm.count("procs")) req.procs = vm["procs"].as<int>();
+  if (vm.count("ranks-per-node")) {
+    req.ranks_per_node = vm["ranks-per-node"].as<int>();
+    if (*req.ranks_per_node < 1) throw InvalidArgument("--ranks-per-node must be at least 1");
+  }
   o.max_procs_given = vm.count("max-procs") > 0;
   req.max_procs = o.max_procs_given ? vm["max-procs"].as<int>() : int(std::max(1u, std::thread::hardware_concurrency()));
   req.perfdb = db.perfdb;

@@ -570,7 +570,7 @@ LoadedMachine with_job_placement(LoadedMachine machine, int ranks_per_node) {
   if (place.ranks_per_node > 0 && place.ranks_per_node != ranks_per_node) {
     place.ranks_per_node = ranks_per_node;
     machine.notes.push_back("placement: " + std::to_string(ranks_per_node) +
-                            " rank(s) per node, as this job was launched");
+                            " rank(s) per node, as the job is launched");
   }
   return machine;
 }
