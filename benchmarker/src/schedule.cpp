@@ -17,7 +17,19 @@ namespace {
 std::optional<double> load_average();
 }  // namespace
 
-TimeRule time_rule(double budget_s) { return {budget_s, kOvertimeFactor * budget_s, kMinUsableSamples}; }
+double overtime_factor(double cpu_quota, unsigned cores) {
+  return throttled(cpu_quota, cores) ? kOvertimeFactor * double(cores) / cpu_quota : kOvertimeFactor;
+}
+
+double overtime_factor() {
+  static const double factor =
+      overtime_factor(perfdb::cpu_quota_cores(), std::max(1u, std::thread::hardware_concurrency()));
+  return factor;
+}
+
+TimeRule time_rule(double budget_s, double factor) { return {budget_s, factor * budget_s, kMinUsableSamples}; }
+
+TimeRule time_rule(double budget_s) { return time_rule(budget_s, overtime_factor()); }
 
 RoundScheduler::RoundScheduler(std::size_t cells, StopRule rule, std::uint64_t seed)
     : rule_(rule), rng_(seed) {

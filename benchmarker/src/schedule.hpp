@@ -41,7 +41,19 @@ struct TimeRule {
   int min_usable = kMinUsableSamples;
 };
 
-/// The default rule for a budget: cap = kOvertimeFactor x budget.
+/// How far past its budget a mode's under-sampled cells may go: kOvertimeFactor, times
+/// cores / quota when a CPU quota leaves this process less than its cores (`cpu_quota` in
+/// cores, 0 = none): there every sample takes that much longer whatever the load (an
+/// emulated node at 0.45 of 2 cores failed its --quick compute at 3x in one launch of three).
+double overtime_factor(double cpu_quota, unsigned cores);
+
+/// overtime_factor for this process (perfdb::cpu_quota_cores, hardware threads), read once.
+double overtime_factor();
+
+/// The rule for a budget: cap = `factor` x budget.
+TimeRule time_rule(double budget_s, double factor);
+
+/// The default rule for a budget: cap = overtime_factor() x budget.
 TimeRule time_rule(double budget_s);
 
 /// One entry of a round: run cell `cell`; if `warmup`, discard the time.

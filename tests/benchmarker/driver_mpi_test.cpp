@@ -84,7 +84,8 @@ TEST(Driver, PeerRunsExactlyTheTimersJobsAndHookCellsGetSampled) {
     EXPECT_EQ(other, j.cell);
     return double(j.size);
   };
-  tb::run_rounds(pair.comm, sched, table, tb::Clock::now(), tb::time_rule(60), hook, sample, [](double) {});
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now(), tb::time_rule(60, tb::kOvertimeFactor), hook,
+                 sample, [](double) {});
   long long count = (long long)seen.size();
   long long peer_count = 0;
   MPI_Sendrecv(&count, 1, MPI_LONG_LONG, 1 - me, 6, &peer_count, 1, MPI_LONG_LONG, 1 - me, 6,
@@ -113,8 +114,10 @@ TEST(Driver, PassedCapEndsAtOnceOnBothRanks) {
   std::vector<tb::Job> table(me == 0 ? 2 : 0);
   int runs = 0;
   // Started 1 s ago with a 0.2 s budget: the cap (0.6 s) has passed.
-  tb::run_rounds(pair.comm, sched, table, tb::Clock::now() - std::chrono::seconds(1), tb::time_rule(0.2), [] {},
-                 [&](const tb::Job&) { return double(++runs); }, [](double) {});
+  tb::run_rounds(
+      pair.comm, sched, table, tb::Clock::now() - std::chrono::seconds(1),
+      tb::time_rule(0.2, tb::kOvertimeFactor), [] {}, [&](const tb::Job&) { return double(++runs); },
+      [](double) {});
   EXPECT_EQ(runs, 0);
 }
 
@@ -175,7 +178,8 @@ TEST(Driver, P3pcPassesSpreadOverARunKeepEveryPassWithinTheirOwnBudget) {
   }
   // 3 paths x 4 layouts x the 2 sizes.
   ASSERT_EQ(rows.size(), 24u);
-  for (const auto& r : rows) EXPECT_EQ(r.passes, 3) << to_string(r.path) << "," << to_string(r.layout) << " " << r.bytes;
+  for (const auto& r : rows)
+    EXPECT_EQ(r.passes, 3) << to_string(r.path) << "," << to_string(r.layout) << " " << r.bytes;
 }
 
 // The settle hook (tessera-bench waits there for the machine's quiet state) runs on both

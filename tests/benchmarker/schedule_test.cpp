@@ -118,16 +118,18 @@ TEST(Schedule, RoundBelowVisitsOnlyCellsLackingSamples) {
 
 // The time rule: a busy machine gives a slower run (bounded), not a failed one.
 TEST(TimeRule, DefaultCapIsThreeTimesTheBudget) {
-  const tb::TimeRule r = tb::time_rule(4.0);
+  const tb::TimeRule r = tb::time_rule(4.0, tb::kOvertimeFactor);
   EXPECT_EQ(r.budget_s, 4.0);
   EXPECT_EQ(r.cap_s, 12.0);
   EXPECT_EQ(r.min_usable, tb::kMinUsableSamples);
+  // The one-argument rule takes this process's factor (3 without a CPU quota).
+  EXPECT_DOUBLE_EQ(tb::time_rule(4.0).cap_s, 4.0 * tb::overtime_factor());
 }
 
 TEST(TimeRule, WithinTheBudgetEveryUnfinishedCellIsVisited) {
   tb::RoundScheduler s(3, rule(0, 10, 100, 0.02));
   for (int i = 0; i < 5; ++i) s.record(0, 1.0);
-  EXPECT_EQ(s.next_round_at(0.5, tb::time_rule(1.0)).size(), 3u);
+  EXPECT_EQ(s.next_round_at(0.5, tb::time_rule(1.0, tb::kOvertimeFactor)).size(), 3u);
 }
 
 TEST(TimeRule, ExhaustedBudgetContinuesOnlyForUnderSampledCells) {
@@ -135,7 +137,7 @@ TEST(TimeRule, ExhaustedBudgetContinuesOnlyForUnderSampledCells) {
   for (int i = 0; i < 5; ++i) s.record(0, 1.0);  // not satisfied (min 10) but usable
   for (int i = 0; i < 3; ++i) s.record(1, 1.0);  // exactly usable
   s.record(2, 1.0);                              // under-sampled
-  const tb::TimeRule r = tb::time_rule(1.0);
+  const tb::TimeRule r = tb::time_rule(1.0, tb::kOvertimeFactor);
   EXPECT_EQ(s.first_below(3), 2);
   // Overtime, up to the cap: only cell 2, round after round, until it has 3.
   for (double t : {1.0, 2.0}) {
@@ -153,7 +155,7 @@ TEST(TimeRule, TheCapEndsOvertimeWithTheCellStillShort) {
   s.warmed_up(0);
   for (int i = 0; i < 3; ++i) s.record(0, 1.0);
   // cell 1 never got past its warm-up: overtime skips it and times the first visit
-  const tb::TimeRule r = tb::time_rule(2.0);
+  const tb::TimeRule r = tb::time_rule(2.0, tb::kOvertimeFactor);
   auto round = s.next_round_at(5.9, r);
   ASSERT_EQ(round.size(), 1u);
   EXPECT_EQ(round[0], (tb::Visit{1, false}));
@@ -163,30 +165,48 @@ TEST(TimeRule, TheCapEndsOvertimeWithTheCellStillShort) {
 }
 
 TEST(TimeRule, BusyMachineMessageNamesCellSamplesTimeAndLoad) {
-  const std::string m =
-      tb::busy_machine_message("P-3PC intra", "full,cc at 0 floats (t_cf)", 2, 15.94, tb::time_rule(5.3), 8.6, 2);
-  for (const char* part : {"P-3PC intra", "full,cc at 0 floats (t_cf)", "2 of 3 samples", "15.9 s", "budget 5.3 s",
-                           "15.9 s for under-sampled", "load average 8.6 on 2 cores", "busy"})
+  const std::string m = tb::busy_machine_message("P-3PC intra", "full,cc at 0 floats (t_cf)", 2, 15.94,
+                                                 tb::time_rule(5.3, tb::kOvertimeFactor), 8.6, 2);
+  for (const char* part : {"P-3PC intra", "full,cc at 0 floats (t_cf)", "2 of 3 samples", "15.9 s",
+                           "budget 5.3 s", "15.9 s for under-sampled", "load average 8.6 on 2 cores", "busy"})
     EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
-  EXPECT_EQ(tb::busy_machine_message("copy", "x", 0, 1, tb::time_rule(1), std::nullopt, 2).find("load"),
-            std::string::npos);
+  EXPECT_EQ(
+      tb::busy_machine_message("copy", "x", 0, 1, tb::time_rule(1, tb::kOvertimeFactor), std::nullopt, 2)
+          .find("load"),
+      std::string::npos);
+}
+
+// Under a quota every sample is slower by cores / quota, so the cap grows with it.
+TEST(TimeRule, OvertimeGrowsWithACpuQuotaBelowTheCores) {
+  EXPECT_DOUBLE_EQ(tb::overtime_factor(0, 2), tb::kOvertimeFactor);
+  EXPECT_DOUBLE_EQ(tb::overtime_factor(2.0, 2), tb::kOvertimeFactor);
+  EXPECT_DOUBLE_EQ(tb::overtime_factor(8.0, 2), tb::kOvertimeFactor);
+  EXPECT_DOUBLE_EQ(tb::overtime_factor(0.45, 2), tb::kOvertimeFactor * 2 / 0.45);
+  EXPECT_DOUBLE_EQ(tb::overtime_factor(1.0, 4), tb::kOvertimeFactor * 4);
+  const tb::TimeRule r = tb::time_rule(1.5, tb::overtime_factor(0.45, 2));
+  EXPECT_DOUBLE_EQ(r.budget_s, 1.5);
+  EXPECT_NEAR(r.cap_s, 20.0, 1e-9);
+  EXPECT_DOUBLE_EQ(tb::time_rule(1.5, tb::kOvertimeFactor).cap_s, 4.5);
 }
 
 // A node of the emulated cluster (0.45 of 2 cores): the load is low, the quota is the cause.
 TEST(TimeRule, BusyMachineMessageBlamesACpuQuotaBelowTheCores) {
   const std::string m =
-      tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3), 0.9, 2, 0.45);
+      tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3, tb::kOvertimeFactor), 0.9, 2, 0.45);
   for (const char* part : {"load average 0.9 on 2 cores", "a CPU quota of 0.45 of 2 cores",
                            "the CPU quota slows every measurement; raise --max-seconds"})
     EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
   EXPECT_EQ(m.find("quieter machine"), std::string::npos) << m;
   // No quota, or one of at least the cores, changes nothing.
   for (double quota : {0.0, 2.0, 4.0}) {
-    const std::string plain = tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3), 0.9, 2, quota);
-    EXPECT_EQ(plain, tb::busy_machine_message("compute", "#0", 2, 8.4, tb::time_rule(2.3), 0.9, 2)) << quota;
+    const std::string plain = tb::busy_machine_message(
+        "compute", "#0", 2, 8.4, tb::time_rule(2.3, tb::kOvertimeFactor), 0.9, 2, quota);
+    EXPECT_EQ(plain, tb::busy_machine_message("compute", "#0", 2, 8.4,
+                                              tb::time_rule(2.3, tb::kOvertimeFactor), 0.9, 2))
+        << quota;
     EXPECT_NE(plain.find("quieter machine"), std::string::npos) << plain;
   }
-  EXPECT_NE(tb::overtime_message("compute", 72, 20.1, tb::time_rule(7.6), 1.0, 2, 0.45)
+  EXPECT_NE(tb::overtime_message("compute", 72, 20.1, tb::time_rule(7.6, tb::kOvertimeFactor), 1.0, 2, 0.45)
                 .find("; a CPU quota of 0.45 of 2 cores"),
             std::string::npos);
   EXPECT_FALSE(tb::throttled(0, 2));
@@ -225,16 +245,17 @@ TEST(TimeRule, ARoundInProgressKeepsOnlyUnderSampledVisitsInOvertimeAndStopsAtTh
   s.record(1, 1.0);
   const std::vector<tb::Visit> rest{{0, false}, {1, false}, {2, false}};
   tb::RoundScheduler w(1, rule(2, 10, 100, 0.02));
-  EXPECT_EQ(w.still_due({{0, true}}, 1.5, tb::time_rule(1.0)), (std::vector<tb::Visit>{{0, false}}))
+  EXPECT_EQ(w.still_due({{0, true}}, 1.5, tb::time_rule(1.0, tb::kOvertimeFactor)),
+            (std::vector<tb::Visit>{{0, false}}))
       << "a warm-up due in overtime becomes a timed visit";
-  const tb::TimeRule r = tb::time_rule(1.0);
+  const tb::TimeRule r = tb::time_rule(1.0, tb::kOvertimeFactor);
   EXPECT_EQ(s.still_due(rest, 0.5, r), rest) << "within the budget the round runs as planned";
   EXPECT_EQ(s.still_due(rest, 1.5, r), (std::vector<tb::Visit>{{1, false}, {2, false}}));
   EXPECT_TRUE(s.still_due(rest, 3.0, r).empty());
 }
 
 TEST(TimeRule, OvertimeWarningSaysTheMachineLookedBusy) {
-  const std::string m = tb::overtime_message("LogGP", 12, 7.5, tb::time_rule(3.0), 6.8, 2);
+  const std::string m = tb::overtime_message("LogGP", 12, 7.5, tb::time_rule(3.0, tb::kOvertimeFactor), 6.8, 2);
   for (const char* part : {"LogGP", "looked busy", "12 cell(s)", "7.5 s", "budget 3.0 s", "cap 9.0 s",
                            "load average 6.8 on 2 cores"})
     EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;

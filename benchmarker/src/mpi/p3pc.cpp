@@ -455,10 +455,10 @@ std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool firs
   std::exception_ptr error;
   int failed = 0;  // 1: an error; 2: a later pass ran short
   try {
-    // The first pass: overtime for under-sampled cells up to kOvertimeFactor x the
+    // The first pass: overtime for under-sampled cells up to overtime_factor() x the
     // mode's budget (it starts with the mode). A later pass stops at the budget.
     const double left = budget_s_ - spent_s();
-    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, kOvertimeFactor * budget_s_}, part)
+    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, overtime_factor() * budget_s_}, part)
                    : measure_pass(pair, later, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
   } catch (const ShortPass& e) {
     failed = first_pass ? 1 : 2;
@@ -514,7 +514,7 @@ bool P3pcPasses::next(MPI_Comm pair, const ProgressFn& progress) {
   auto part = [&, i](double f) { progress((i + std::min(1.0, f)) / k_); };
   // The first pass is the measurement one pass was before --repeats (same stop rule),
   // aiming at half the budget (all of it with one pass), and may run on to
-  // kOvertimeFactor x the whole budget, visiting only the cells short of 3 samples, so a
+  // overtime_factor() x the whole budget, visiting only the cells short of 3 samples, so a
   // busy machine or a slow link gives a slower run rather than a failed one. Later passes
   // share the rest and stop at the budget, keeping the cells they have samples of.
   settled();
@@ -545,7 +545,7 @@ std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
   // stays within the overtime a busy machine is allowed. Rank 0 decides; the peer follows.
   for (int redone = 0; redone < kMaxRedos; ++redone) {
     int again = -1;
-    if (me == 0 && passes_.size() >= 3 && spent_s() + budget_s_ / k_ <= kOvertimeFactor * budget_s_)
+    if (me == 0 && passes_.size() >= 3 && spent_s() + budget_s_ / k_ <= overtime_factor() * budget_s_)
       if (const auto slow = perfdb::slowest_disturbed_pass(passes_)) again = int(*slow);
     MPI_Bcast(&again, 1, MPI_INT, 0, pair);
     if (again < 0) break;
