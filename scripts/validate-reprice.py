@@ -85,7 +85,8 @@ def price_all(plan, perfdb, machine, ranks_per_node, app, width, height, sigma, 
     """tessera-plan's candidates of one problem: [(grid, {algorithm: name}, {phase: us})]."""
     cmd = [plan, "--app", app, "--width", width, "--height", height, "--sigma", sigma, "--procs", procs,
            "--model", model, "--top", "0", "--json", "--perfdb", perfdb]
-    cmd += (["--machine", machine] if machine else []) + (["--ranks-per-node", ranks_per_node] if ranks_per_node else [])
+    cmd += ["--machine", machine] if machine else []
+    cmd += ["--ranks-per-node", ranks_per_node] if ranks_per_node else []
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         fail(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip().splitlines()[-1:]}")
@@ -100,7 +101,8 @@ def reprice(rows, plan, perfdb, machine, ranks_per_node, cache):
     """Each row's prediction by `plan` (same order as rows)."""
     out = []
     for r in rows:
-        key = (plan, perfdb, machine, ranks_per_node, r["app"], r["width"], r["height"], r["sigma"], r["procs"], r["model"])
+        key = (plan, perfdb, machine, ranks_per_node,
+               r["app"], r["width"], r["height"], r["sigma"], r["procs"], r["model"])
         if key not in cache:
             cache[key] = price_all(plan, perfdb, *key[2:])
         values = {c[2][r["phase"]] for c in cache[key]

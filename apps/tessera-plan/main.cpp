@@ -149,7 +149,7 @@ void parse_command_line(int argc, char** argv, Parsed& p) {
   p.done = p.vm.count("help") || p.vm.count("version");
   if (p.vm.count("help")) {
     std::cout << "Usage: tessera-plan (--width W --height H | --input FILE) [--app gauss|edges|corners]\n"
-                 "                    [--sigma S] [--rho R] [--procs P | --max-procs P]\n"
+                 "                    [--sigma S] [--rho R] [--procs P | --max-procs P] [--ranks-per-node R]\n"
                  "                    [--model M] [--json] [--top N] [--perfdb PATH] [--machine NAME]\n\n"
               << desc;
   } else if (p.vm.count("version")) {
@@ -265,7 +265,10 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
 }
 
 int run(const Options& o) {
-  const auto machine = load(o);
+  // The job's placement for everything below, the timeline included (plan_for would
+  // apply it to the search alone).
+  const auto machine = o.request.ranks_per_node ? planning::with_job_placement(load(o), *o.request.ranks_per_node)
+                                                : load(o);
   if (!o.request.procs && !o.max_procs_given)
     std::cerr << "tessera-plan: note: planning P = 1.." << o.request.max_procs
               << " (this machine's hardware threads); use --max-procs or --procs for more\n";

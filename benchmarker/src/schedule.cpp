@@ -137,7 +137,7 @@ double RoundScheduler::progress() const {
 
 namespace {
 // "; load average 0.9 on 2 cores" and, under a CPU quota below the cores, "; a CPU quota of
-// 0.45 of them".
+// 0.45 of 2 cores".
 std::string load_text(std::optional<double> load_1min, unsigned cores, double cpu_quota) {
   char text[128];
   std::string out;
@@ -187,10 +187,10 @@ std::optional<double> load_average() {
 std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,
                              std::optional<double> load_1min, unsigned cores, double cpu_quota) {
   char text[512];
+  const char* cause = throttled(cpu_quota, cores) ? "slowed by the CPU quota" : "the machine looked busy";
   std::snprintf(text, sizeof text,
-                "%.*s: the machine looked busy: %d cell(s) needed samples after the budget; took %.1f s "
-                "(budget %.1f s, cap %.1f s)",
-                int(mode.size()), mode.data(), cells, elapsed_s, rule.budget_s, rule.cap_s);
+                "%.*s: %s: %d cell(s) needed samples after the budget; took %.1f s (budget %.1f s, cap %.1f s)",
+                int(mode.size()), mode.data(), cause, cells, elapsed_s, rule.budget_s, rule.cap_s);
   return text + load_text(load_1min, cores, cpu_quota);
 }
 

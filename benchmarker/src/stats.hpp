@@ -28,10 +28,12 @@ Summary summarize(std::span<const double> values);
 /// T_full(n) from a full-path sample: the round trip (n bytes out, 0 back) less the
 /// reply's cost t_cf (SPEC errata, Fig. 8), where t_cf = roundtrip(0, 0) / 2 comes from the
 /// 0-byte cell. The reply costs no more than the n-byte message it answers, so no more
-/// than half the round trip: when a sample's round trip is below 2 t_cf (t_cf measured in
-/// another state, e.g. a CPU quota's throttling caught the 0-byte bursts and not this
-/// sample), the value is half the round trip, never below it and never negative. Equal to
-/// roundtrip - t_cf whenever roundtrip >= 2 t_cf, as on any machine whose costs hold still.
+/// than half the round trip: the value is never below half the round trip, so never
+/// negative (a CPU quota's throttling once caught the 0-byte bursts and not a cell's
+/// samples: roundtrip - t_cf = -366 us). Equal to roundtrip - t_cf whenever roundtrip >=
+/// 2 t_cf; below that (noise at the 0-float cells of the other layouts, which send the
+/// same empty message t_cf comes from, or their first quartiles) it is larger by
+/// t_cf - roundtrip / 2, at most t_cf / 2 while roundtrip >= t_cf.
 double full_path_total(double roundtrip_us, double t_cf_us);
 
 }  // namespace tessera::bench

@@ -1,7 +1,7 @@
 #pragma once
 // The one validation path of imports (CSV and JSON) and of the store's writes: value
-// checks per field and the completeness a planner needs. Internal to tessera::perfdb; the public entry point is
-// validate_import (interchange.hpp).
+// checks per field (both) and the completeness a planner needs (imports). Internal to
+// tessera::perfdb; the public entry point is validate_import (interchange.hpp).
 #include <cstdint>
 #include <optional>
 #include <span>
