@@ -23,22 +23,12 @@ std::vector<P3pcSample> parse(const std::string& text, Level level = Level::inte
 
 // The InvalidArgument message for a bad JSON document.
 std::string err_of(const std::string& text) {
-  try {
-    from_json(text, "f.json");
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test::invalid_argument_text([&] { from_json(text, "f.json"); });
 }
 
 // The InvalidArgument message for bad CSV text.
 std::string csv_error(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test::invalid_argument_text([&] { parse(text); });
 }
 
 TEST(PerfdbCsv, ParsesRowsIntoSamples) {
@@ -261,24 +251,16 @@ TEST(PerfdbJson, RoundTripsThroughADatabase) {
 }
 
 TEST(PerfdbJson, RejectsForeignOrBrokenDocuments) {
-  auto err = [](const std::string& text) -> std::string {
-    try {
-      from_json(text, "f.json");
-    } catch (const InvalidArgument& e) {
-      return e.what();
-    }
-    return "(accepted)";
-  };
-  EXPECT_NE(err("{").find("not valid JSON"), std::string::npos);
-  EXPECT_NE(err(R"({"a":1})").find("not a tessera-perfdb JSON"), std::string::npos);
-  EXPECT_NE(err(R"({"format":"tessera-perfdb","format_version":7})").find("format_version 7"),
+  EXPECT_NE(err_of("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(err_of(R"({"a":1})").find("not a tessera-perfdb JSON"), std::string::npos);
+  EXPECT_NE(err_of(R"({"format":"tessera-perfdb","format_version":7})").find("format_version 7"),
             std::string::npos);
   Machine m;
   m.name = "m";
   const std::string ok = to_json(m, std::vector<RunData>{test::plannable_run_data()});
   std::string bad = ok;
   bad.replace(bad.find("\"status\": \"complete\""), 20, "\"status\": \"weird\"");
-  EXPECT_NE(err(bad).find("runs[0]"), std::string::npos);
+  EXPECT_NE(err_of(bad).find("runs[0]"), std::string::npos);
   EXPECT_NO_THROW(from_json(ok, "ok.json"));
 }
 
@@ -288,14 +270,7 @@ TEST(PerfdbJson, RefusesWhatCsvRefuses) {
   Machine m;
   m.name = "m";
   const RunData good = test::plannable_run_data();
-  auto err = [&](const RunData& d) -> std::string {
-    try {
-      from_json(to_json(m, std::vector<RunData>{d}), "f.json");
-    } catch (const InvalidArgument& e) {
-      return e.what();
-    }
-    return "(accepted)";
-  };
+  auto err = [&](const RunData& d) { return err_of(to_json(m, std::vector<RunData>{d})); };
   EXPECT_EQ(err(good), "(accepted)");
   RunData d = good;
   d.p3pc[1].median_us = -3;

@@ -159,14 +159,6 @@ TEST(PerfdbStore, RefusesRowsAnImportWouldRefuseAndStoresNoneOfThem) {
   const Id m = s.find_or_create_machine(test_machine()).id;
   const Id run = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
   const std::string where = "run " + std::to_string(run);
-  auto error_of = [](auto&& add) {
-    try {
-      add();
-    } catch (const InvalidArgument& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   P3pcSample ok;
   ok.path = Path::full;
   ok.bytes = 4096;
@@ -174,9 +166,9 @@ TEST(PerfdbStore, RefusesRowsAnImportWouldRefuseAndStoresNoneOfThem) {
   P3pcSample negative = ok;
   negative.bytes = 1024;
   negative.median_us = -366;
-  EXPECT_EQ(error_of([&] { s.add_p3pc(run, std::vector<P3pcSample>{ok, negative}); }),
+  EXPECT_EQ(test::invalid_argument_text([&] { s.add_p3pc(run, std::vector<P3pcSample>{ok, negative}); }),
             where + ".p3pc[1]: bad median_us -366 (must be >= 0)");
-  EXPECT_EQ(error_of([&] { s.add_p3pc(run, std::vector<P3pcSample>{ok, ok}); }),
+  EXPECT_EQ(test::invalid_argument_text([&] { s.add_p3pc(run, std::vector<P3pcSample>{ok, ok}); }),
             where +
                 ".p3pc[1]: duplicate sample (same level, path, layout, bytes, blocks and stride as an earlier one)");
   ComputeCost c;
@@ -185,7 +177,7 @@ TEST(PerfdbStore, RefusesRowsAnImportWouldRefuseAndStoresNoneOfThem) {
   c.tile_width = 512;
   c.tile_height = 512;
   c.ns_per_pixel = std::nan("");
-  EXPECT_EQ(error_of([&] { s.add_compute(run, std::vector<ComputeCost>{c}); }),
+  EXPECT_EQ(test::invalid_argument_text([&] { s.add_compute(run, std::vector<ComputeCost>{c}); }),
             where + ".compute[0]: bad ns_per_pixel nan (not a finite number)");
   const RunData stored = s.load_run(run);
   EXPECT_TRUE(stored.p3pc.empty());

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tessera/error.hpp"
 #include "tessera/perfdb/records.hpp"
 
 namespace tessera::perfdb {
@@ -158,6 +159,17 @@ inline std::string complete_csv() {
     text += std::string(to_string(s.path)) + "," + std::string(to_string(s.layout)) + "," +
             std::to_string(s.bytes / 4) + "," + std::to_string(s.median_us) + "\n";
   return text;
+}
+
+// The message of the InvalidArgument that `f` throws, or "(accepted)" if it throws none.
+template <class F>
+std::string invalid_argument_text(F&& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(accepted)";
 }
 
 }  // namespace test
