@@ -496,6 +496,13 @@ void store_results(pdb::Store& store, pdb::Id run, const Measurement& m) {
   }
 }
 
+// " p3pc=5.377s log3p=3.245s ..." for the run's closing lines.
+std::string seconds_list(const std::vector<std::pair<std::string, double>>& parts) {
+  std::string out;
+  for (const auto& [name, s] : parts) out += " " + name + "=" + std::to_string(s).substr(0, 5) + "s";
+  return out;
+}
+
 void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_point t_start) {
   if (!m.data.p3pc.empty()) {
     std::fprintf(stderr, "%s", tb::format_p3pc_table(m.data.p3pc).c_str());
@@ -510,15 +517,10 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
     std::fprintf(stderr, "LogGP %s [%lld, %lld] B: L=%.2f o_s=%.2f o_r=%.2f g=%.2f us G=%.5f us/B\n",
                  std::string(pdb::to_string(r.level)).c_str(), (long long)r.from_bytes, (long long)r.to_bytes,
                  r.L_us, r.o_s_us, r.o_r_us, r.g_us, r.G_us_per_byte);
-  std::string times;
-  for (const auto& [mode, s] : m.wall) times += " " + mode + "=" + std::to_string(s).substr(0, 5) + "s";
   std::fprintf(stderr, "tessera-bench: run %lld complete in %.1f s (%s )\n", (long long)run, seconds_since(t_start),
-               times.c_str());
-  if (!m.compute_parts.empty()) {
-    std::string parts;
-    for (const auto& [part, s] : m.compute_parts) parts += " " + part + "=" + std::to_string(s).substr(0, 5) + "s";
-    std::fprintf(stderr, "tessera-bench: compute's parts on rank 0 (%s )\n", parts.c_str());
-  }
+               seconds_list(m.wall).c_str());
+  if (!m.compute_parts.empty())
+    std::fprintf(stderr, "tessera-bench: compute's parts on rank 0 (%s )\n", seconds_list(m.compute_parts).c_str());
   const tessera::LatencyWatch& w = m.latency();
   if (w.waited_s() > 0 || m.slow_starts() > 0)
     std::fprintf(stderr,
