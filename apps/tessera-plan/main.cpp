@@ -29,6 +29,9 @@ struct Options {
   std::optional<std::string> app;  ///< --app: plan this app's whole program
   apps::DescribeOptions app_options;
   bool max_procs_given = false;
+  /// --ranks-per-node: applied to the loaded machine once (load), so the search and the
+  /// timeline price the same placement.
+  std::optional<int> ranks_per_node;
   planning::PlanRequest request;
 };
 
@@ -110,8 +113,8 @@ void finish_request(Options& o, const po::variables_map& vm, const cli::Database
   }
   if (vm.count("procs")) req.procs = vm["procs"].as<int>();
   if (vm.count("ranks-per-node")) {
-    req.ranks_per_node = vm["ranks-per-node"].as<int>();
-    if (*req.ranks_per_node < 1) throw InvalidArgument("--ranks-per-node must be at least 1");
+    o.ranks_per_node = vm["ranks-per-node"].as<int>();
+    if (*o.ranks_per_node < 1) throw InvalidArgument("--ranks-per-node must be at least 1");
   }
   o.max_procs_given = vm.count("max-procs") > 0;
   req.max_procs = o.max_procs_given ? vm["max-procs"].as<int>() : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -157,7 +160,7 @@ void parse_command_line(int argc, char** argv, Parsed& p) {
   }
 }
 
-planning::LoadedMachine load(const Options& o) {
+planning::LoadedMachine load_described(const Options& o) {
   if (!o.p3pc_csv) return planning::load_machine(o.request.perfdb, o.request.machine);
   const auto& file = *o.p3pc_csv;
   std::ifstream in(file);
@@ -169,6 +172,12 @@ planning::LoadedMachine load(const Options& o) {
   machine.origin = "P-3PC CSV " + file + " (one rank per node)";
   machine.notes.push_back("no compute measurements: compute is unpriced (0); the plan weighs communication only");
   return machine;
+}
+
+// The machine from the perfdb or a P-3PC CSV, with --ranks-per-node's placement.
+planning::LoadedMachine load(const Options& o) {
+  auto machine = load_described(o);
+  return o.ranks_per_node ? planning::with_job_placement(std::move(machine), *o.ranks_per_node) : machine;
 }
 
 // planning::plan_for with the search keeping only the best `keep` candidates (0 = all),
@@ -265,10 +274,7 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
 }
 
 int run(const Options& o) {
-  // The job's placement for everything below, the timeline included (plan_for would
-  // apply it to the search alone).
-  const auto machine = o.request.ranks_per_node ? planning::with_job_placement(load(o), *o.request.ranks_per_node)
-                                                : load(o);
+  const auto machine = load(o);
   if (!o.request.procs && !o.max_procs_given)
     std::cerr << "tessera-plan: note: planning P = 1.." << o.request.max_procs
               << " (this machine's hardware threads); use --max-procs or --procs for more\n";
