@@ -190,12 +190,12 @@ void check_records(const RunData& d, const std::string& run) {
     q.measured(d.run.quality->p90_spread, "p90_spread");
     q.count(d.run.quality->cells, "cells", 0);
   }
-  detail::check_rows(std::span<const P3pcSample>(d.p3pc), run);
-  detail::check_rows(std::span<const PairPlacement>(d.placements), run);
-  detail::check_rows(std::span<const Log3pParam>(d.log3p), run);
-  detail::check_rows(std::span<const LoggpRange>(d.loggp), run);
-  detail::check_rows(std::span<const ComputeCost>(d.compute), run);
-  detail::check_rows(std::span<const ValidationRecord>(d.validation), run);
+  detail::check_rows(d.p3pc, run);
+  detail::check_rows(d.placements, run);
+  detail::check_rows(d.log3p, run);
+  detail::check_rows(d.loggp, run);
+  detail::check_rows(d.compute, run);
+  detail::check_rows(d.validation, run);
 }
 
 }  // namespace

@@ -230,7 +230,7 @@ struct Pass {
   std::vector<perfdb::P3pcSample> rows;
   std::vector<std::int64_t> sizes;
   double t_cf = 0;  // us
-  int halved = 0;    // full-path cells whose round trip was below t_cf itself (full_path_total)
+  int below_t_cf = 0;  // full-path cells whose round trip was below t_cf itself (full_path_total)
 };
 
 // With `partial` (a repeat pass, given the first pass's t_cf) a pass cut short by the
@@ -379,7 +379,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
     // constant included, at every size (T_full(0) = t_cf); never below half the round
     // trip (full_path_total: under a CPU quota t_cf may be caught throttled).
     auto value = [&](double v) { return p == Path::full ? full_path_total(v, t_cf) : v; };
-    if (p == Path::full && s.median < t_cf) ++pass.halved;
+    if (p == Path::full && s.median < t_cf) ++pass.below_t_cf;
     perfdb::P3pcSample r;
     r.level = level;
     r.path = p;
@@ -477,12 +477,12 @@ std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool firs
   if (failed == 2) return std::nullopt;
   int me = 0;
   MPI_Comm_rank(pair, &me);
-  if (me == 0 && p.halved > 0)
+  if (me == 0 && p.below_t_cf > 0)
     std::fprintf(stderr,
                  "tessera-bench: warning: P-3PC %s: %d full-path cell(s) measured a round trip below t_cf "
                  "(%.2f us), stored as half their round trip: this machine's message costs did not hold "
                  "still (a CPU quota's throttling, or a busy machine)\n",
-                 std::string(perfdb::to_string(level_)).c_str(), p.halved, p.t_cf);
+                 std::string(perfdb::to_string(level_)).c_str(), p.below_t_cf, p.t_cf);
   if (first_pass && me == 0) {  // the peer learns each later pass's cells from rank 0's jobs
     later_.sizes_floats = p.sizes;
     t_cf_ = p.t_cf;
