@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "cost_row.hpp"
+#include "sample_clock.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/detail/kernels.hpp"
@@ -53,7 +54,6 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
                                              const std::vector<std::pair<int, int>>& tiles,
                                              const std::vector<int>& threads, const StopRule& rule,
                                              double budget_s, const std::function<void(double)>& progress) {
-  using Clock = std::chrono::steady_clock;
   for (int t : threads)
     if (t < 1) throw InvalidArgument("compute thread counts must be at least 1, got " + std::to_string(t));
   struct Setting {
@@ -109,10 +109,10 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
         // As pipeline.cpp runs it; set up outside the timed span like the rest of a rank's
         // state (the phase timer of the pipeline starts after the exchange).
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
-        const auto t0 = Clock::now();
+        SampleClock clock(sample_quota_cores(), c.threads);
+        clock.start();
         compute_derivatives(in, s.halo, s.options, views);
-        const auto t1 = Clock::now();
-        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(w) * h);
+        return clock.elapsed_ns() / (double(w) * h);
       },
       progress);
 
@@ -232,11 +232,19 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
   return out;
 }
 
+namespace {
+// Whether the executor runs a primitive on the rank's thread pool (kernels.hpp): the
+// hysteresis round and the local reduction run on the calling thread alone.
+bool runs_on_pool(std::string_view op) {
+  return op == perfdb::kComputePixelwise || op == perfdb::kComputeSeparable || op == perfdb::kComputeNeighbourhood ||
+         op == perfdb::kComputeNms || op == perfdb::kComputeLocalMax;
+}
+}  // namespace
+
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
                                                 const std::vector<std::pair<int, int>>& tiles,
                                                 const std::vector<int>& threads, const StopRule& rule,
                                                 double budget_s, const std::function<void(double)>& progress) {
-  using Clock = std::chrono::steady_clock;
   for (int t : threads)
     if (t < 1) throw InvalidArgument("compute thread counts must be at least 1, got " + std::to_string(t));
   struct Cell {
@@ -301,9 +309,10 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         const View out{dst.data(), w, h, w};
         const std::string_view op = k.operation;
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
+        SampleClock clock(sample_quota_cores(), runs_on_pool(op) ? c.threads : 1);
         const std::ptrdiff_t at = std::ptrdiff_t(radius) * stride + radius;
         if (op == perfdb::kComputeHysteresis) std::copy(marks_start.begin(), marks_start.end(), marks.data());
-        const auto t0 = Clock::now();
+        clock.start();
         // The executor's own kernels (tessera/detail/kernels.hpp), as program_run.cpp calls them.
         if (op == perfdb::kComputePixelwise) {
           leaves[0] = in;
@@ -323,8 +332,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         } else {
           sink = sink + detail::reduce_local(in, detail::Op::r_sum).sum.limbs[0];
         }
-        const auto t1 = Clock::now();
-        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(w) * h);
+        return clock.elapsed_ns() / (double(w) * h);
       },
       progress);
 

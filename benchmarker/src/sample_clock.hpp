@@ -1,0 +1,53 @@
+#pragma once
+// The clock every local sample (compute, primitives, copies, first touch, the phase call)
+// is timed with. Without a CPU quota it is the wall clock. Under one it prices the
+// steady state of a busy node instead of the moment of the quota's period a sample met.
+//
+// A CPU quota (cgroup cpu.cfs_quota_us / cfs_period_us = q cores) lets a node run q cores'
+// worth of time per period, then stops it until the next. A pipeline's ranks stay busy,
+// so over a run they get q cores on average: a step costs its CPU time / q. One sample of
+// the bench lands anywhere in the period: shorter than the runtime the period has left,
+// it runs at full speed; longer, it is stopped for the rest of the period. On the emulated
+// 4 x 1 cluster (0.45 CPU, period 2223 us) the same derivative tile read 3.3 to 16 ns per
+// pixel by its shape and the cell before it, and the one-rank scatter's 64 MiB copy was
+// priced at full speed, half what the pipeline pays (benchmarker/README.md).
+#include <chrono>
+
+namespace tessera::bench {
+
+/// The ns a sample is priced at: its wall time without a quota (`quota_cores` 0); under
+/// one, the CPU time the calling thread spent in it (`cpu_ns`, at most `wall_ns`: the
+/// rest is the CPU clock's own reading) times the threads it kept busy (a sample on a
+/// pool keeps every thread busy about as long as the caller, which works its share and
+/// then waits on the others), over the quota, and never below that CPU time itself (a
+/// quota of at least the threads stops nothing). Pure.
+double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores, int threads = 1);
+
+/// This process's CPU quota in cores when it is below the hardware threads
+/// (perfdb::cpu_quota_cores), read once; 0 for none.
+double sample_quota_cores();
+
+/// Times one local sample: start(), the work, elapsed_ns(). Under a quota it reads the
+/// calling thread's CPU clock too, less what reading it costs with warm caches (a system
+/// call: 0.5-1 µs on this project's VM, as long as the executor's phase call itself;
+/// 2-8 µs after a 16 MiB sweep, which the bound by the wall time removes). Not the
+/// process's CPU clock: it adds other threads' time at scheduler ticks, not as spent.
+class SampleClock {
+ public:
+  explicit SampleClock(double quota_cores = sample_quota_cores(), int threads = 1);
+  void start();
+  /// ns since start(), priced by priced_sample_ns.
+  double elapsed_ns() const;
+
+ private:
+  double quota_;
+  int threads_;
+  double overhead_ns_ = 0;  // CPU time a start() and elapsed_ns() with nothing between read
+  std::chrono::steady_clock::time_point wall0_{};
+  double cpu0_ns_ = 0;
+};
+
+/// The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID: user and system).
+double thread_cpu_ns();
+
+}  // namespace tessera::bench
