@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tessera/comm_plan.hpp"
+#include "tessera/cpu_quota.hpp"
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/scheduler/compute.hpp"
@@ -117,9 +118,10 @@ double allreduce_us(const CostModel& model, const Placement& placement, int proc
 
 int compute_threads(const Placement& place, int procs) {
   const int on_node = place.ranks_on_node(procs);
-  // Fewer ranks than cores: the library gives each rank cores / ranks threads
-  // (Session::threads_for).
-  return place.cores_per_node > on_node && on_node > 0 ? place.cores_per_node / on_node : 1;
+  // Fewer ranks than cores: the library gives each rank cores / ranks threads, of the
+  // cores a CPU quota keeps busy (Session::threads_for, quota_cores).
+  const int cores = place.cores_per_node > 0 ? quota_cores(place.cores_per_node, std::max(0.0, place.cpu_quota)) : 0;
+  return cores > on_node && on_node > 0 ? cores / on_node : 1;
 }
 
 int compute_team(const Placement& place, int procs, int threads) {

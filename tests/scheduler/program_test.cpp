@@ -234,6 +234,26 @@ TEST(GatherBookkeeping, GrowsWithTheImageBetweenTheMeasuredSizes) {
   EXPECT_NEAR(with.phases.gather, without.phases.gather + 1.0 + 0.5, 1e-9);
 }
 
+TEST(ProgramPricing, ARankComputesWithTheThreadsItsNodesQuotaKeepsBusy) {
+  // Whole cores: a lone rank gets the node's cores, two ranks half each.
+  EXPECT_EQ(compute_threads(Placement{1, 2}, 4), 2);
+  EXPECT_EQ(compute_threads(Placement{2, 4}, 2), 2);
+  EXPECT_EQ(compute_threads(Placement{2, 4}, 1), 4);
+  // A quota of 0.45 of 2 cores keeps one thread busy: a second only shares its time.
+  EXPECT_EQ(compute_threads(Placement{1, 2, 0.45}, 4), 1);
+  // 1.5 cores: two threads use them; 2 of 4 cores for one rank alone.
+  EXPECT_EQ(compute_threads(Placement{1, 4, 1.5}, 1), 2);
+  // A quota above the cores is the cores; cores unknown: one thread.
+  EXPECT_EQ(compute_threads(Placement{1, 2, 3.0}, 1), 2);
+  EXPECT_EQ(compute_threads(Placement{1, 0, 0.45}, 1), 1);
+  // A program priced on a one-rank-per-node quota'd cluster is priced on one thread.
+  MachineParams m = machine();
+  m.placement = Placement{1, 2, 0.45};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m).phases.total,
+                   price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.total);
+}
+
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {
   // Rates are measured by one rank alone on a node. Whole cores: ranks beyond them take
   // turns, ceil(ranks / cores) rounds.

@@ -35,7 +35,8 @@ class Session {
   /// Compute threads a rank uses when world ranks 0..active_procs-1 work: this node's
   /// cores divided by the working ranks on it, at least 1 and at most the cores the
   /// process is bound to (run mpirun with --bind-to none to let ranks use the cores
-  /// a plan leaves free; scripts/env.sh does). Local.
+  /// a plan leaves free; scripts/env.sh does); under a CPU quota, of the cores it keeps
+  /// busy (tessera::quota_cores: ceil(quota)). Local.
   int threads_for(int active_procs) const;
   /// The most ranks of this job that share a node (mpirun fills nodes in blocks): the
   /// placement a plan for this job should be priced with. Local (found at construction).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "tessera/cpu_quota.hpp"
 #include "tessera/error.hpp"
 #include "tessera/statistics.hpp"
 
@@ -49,7 +50,9 @@ int Session::threads_for(int active_procs) const {
   cpu_set_t set;
   CPU_ZERO(&set);
   const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  const int cores = std::min(allowed, int(std::max(1u, std::thread::hardware_concurrency())));
+  // Under a CPU quota, only as many as the quota keeps busy (quota_cores).
+  static const double quota = cpu_quota_cores();
+  const int cores = quota_cores(std::min(allowed, int(std::max(1u, std::thread::hardware_concurrency()))), quota);
   const auto active = std::count_if(node_world_ranks_.begin(), node_world_ranks_.end(),
                                     [&](int r) { return r < active_procs; });
   return std::max(1, cores / int(std::max<std::ptrdiff_t>(1, active)));

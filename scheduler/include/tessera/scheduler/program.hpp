@@ -40,7 +40,8 @@ std::vector<Primitive> missing_primitives(const ProgramDescription& program, con
 double allreduce_us(const CostModel& model, const Placement& placement, int procs, int scalars);
 
 /// TBB threads a rank computes with when `procs` ranks share a node's cores
-/// (placement.cores_per_node): the library gives idle cores to working ranks.
+/// (placement.cores_per_node, under a CPU quota the ceil(placement.cpu_quota) of them it
+/// keeps busy, tessera::quota_cores): the library gives idle cores to working ranks.
 int compute_threads(const Placement& placement, int procs);
 /// How many times longer the busiest node's ranks compute than one rank alone on a node
 /// (as tessera-bench measured the rates): with whole cores, the rounds ranks beyond
