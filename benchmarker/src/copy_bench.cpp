@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstddef>
 #include <numeric>
 
 #include "cost_row.hpp"
-#include "sample_clock.hpp"
 #include "tessera/error.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
@@ -24,6 +24,7 @@ std::vector<std::pair<int, int>> copy_shapes(bool quick) {
 std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>& shapes,
                                           const StopRule& rule, double budget_s,
                                           const std::function<void(double)>& progress) {
+  using Clock = std::chrono::steady_clock;
   // Source rows are an image's or a tile's rows: a stride wider than the row by at least
   // a typical tile width, so narrow rows (halo columns) each sit on cache lines of their
   // own, as they do when the library mirrors a tile's edges. The destination has a halo's
@@ -49,7 +50,6 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   std::size_t cursor = 0;
 
   RoundScheduler sched(shapes.size(), rule, 17);
-  SampleClock clock;
   run_local_rounds(
       sched, budget_s,
       [&](int cell) {
@@ -61,10 +61,11 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
         cursor += span;
         const std::ptrdiff_t to_stride = dst.width();
         float* to = dst.data() + kMargin * to_stride + kMargin;
-        clock.start();
+        const auto t0 = Clock::now();
         for (int y = 0; y < rows; ++y)
           std::copy_n(from + std::size_t(y) * stride, floats, to + y * to_stride);
-        return clock.elapsed_ns() / (double(rows) * floats);
+        const auto t1 = Clock::now();
+        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(rows) * floats);
       },
       progress, "copy",
       [&](int cell) {
@@ -168,10 +169,11 @@ void check_distances(const std::vector<int>& distances_mib, const ReuseSweep& sw
 // ns per float of one run of `op` over `floats` floats.
 template <class Op>
 double ns_per_float(Op&& op, double floats) {
-  SampleClock clock;
-  clock.start();
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   op();
-  return clock.elapsed_ns() / floats;
+  const auto t1 = Clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / floats;
 }
 
 }  // namespace
@@ -279,6 +281,7 @@ std::vector<int> fresh_mirror_distances_mib() { return {1, 16, 128}; }
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
                                                   const std::vector<int>& distances_mib, int rounds,
                                                   ReuseSweep& sweep) {
+  using Clock = std::chrono::steady_clock;
   if (rounds < 1) throw InvalidArgument("mirroring a fresh tile needs at least one round");
   check_distances(distances_mib, sweep);
   struct Cell {
@@ -307,7 +310,6 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
   // before the copy, as the one-rank pipeline's own step times show it at 2048² (170-204
   // µs; benchmarker/README.md). Without the untimed run first, each sample met the other
   // tiles' copies as well, whatever D.
-  SampleClock clock;
   const std::size_t count = cells.size();
   std::vector<std::vector<double>> values(distances_mib.size() * count);
   for (int r = 0; r < rounds; ++r)
@@ -320,9 +322,9 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
                         int(c.stride)};
         auto copy_then_mirror = [&] {
           for (int y = 0; y < c.side; ++y) std::copy_n(c.image.get() + std::size_t(y) * c.side, c.side, tile.row(y));
-          clock.start();
+          const auto t0 = Clock::now();
           mirror_image_edges(tile, Halo{c.halo, c.halo}, Box{0, 0, c.side, c.side}, c.side, c.side, true, false);
-          return clock.elapsed_ns() / (2.0 * c.side * c.halo);
+          return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / (2.0 * c.side * c.halo);
         };
         copy_then_mirror();
         sweep.run(distances_mib[di]);
@@ -344,7 +346,7 @@ std::vector<std::size_t> first_touch_sizes(bool quick) {
 }
 
 std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>& sizes, int samples) {
-  SampleClock clock;
+  using Clock = std::chrono::steady_clock;
   if (samples < 1) throw InvalidArgument("first touch needs at least one sample per size");
   for (std::size_t bytes : sizes)
     if (bytes < sizeof(float)) throw InvalidArgument("first-touch buffer must hold at least one float");
@@ -368,15 +370,14 @@ std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>&
       const std::size_t bytes = sizes[i];
       float* p = held.map(bytes);
       const std::size_t floats = bytes / sizeof(float);
-      clock.start();
+      const auto t0 = Clock::now();
       std::fill_n(p, floats, 1.0f);
-      const double first = clock.elapsed_ns();
-      clock.start();
+      const auto t1 = Clock::now();
       std::fill_n(p, floats, 2.0f);
-      const double second = clock.elapsed_ns();
+      const auto t2 = Clock::now();
       // A first write costs at least a second one; a sample below it (a second write
-      // preempted) counts as none.
-      const double extra = first - second;
+      // throttled by a CPU quota, or preempted) counts as none.
+      const double extra = std::chrono::duration<double, std::nano>((t1 - t0) - (t2 - t1)).count();
       values[i].push_back(std::max(0.0, extra) / double(bytes));
     }
   std::vector<perfdb::ComputeCost> out;

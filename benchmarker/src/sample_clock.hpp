@@ -1,16 +1,17 @@
 #pragma once
-// The clock every local sample (compute, primitives, copies, first touch, the phase call)
-// is timed with. Without a CPU quota it is the wall clock. Under one it prices the
-// steady state of a busy node instead of the moment of the quota's period a sample met.
+// The clock the compute samples (the derivative pipeline, the primitives) are timed with.
+// Without a CPU quota it is the wall clock. Under one it prices the steady state of a
+// busy node instead of the moment of the quota's period a sample met. (The copies, first
+// touch and the phase call stay on the wall clock: benchmarker/README.md says why.)
 //
 // A CPU quota (cgroup cpu.cfs_quota_us / cfs_period_us = q cores) lets a node run q cores'
 // worth of time per period, then stops it until the next. A pipeline's ranks stay busy,
 // so over a run they get q cores on average: a step costs its CPU time / q. One sample of
 // the bench lands anywhere in the period: shorter than the runtime the period has left,
 // it runs at full speed; longer, it is stopped for the rest of the period. On the emulated
-// 4 x 1 cluster (0.45 CPU, period 2223 us) the same derivative tile read 3.3 to 16 ns per
-// pixel by its shape and the cell before it, and the one-rank scatter's 64 MiB copy was
-// priced at full speed, half what the pipeline pays (benchmarker/README.md).
+// 4 x 1 cluster (0.45 CPU, period 2223 us) the same derivative work read 3.7 ns per pixel
+// on one tile shape and 20.0 on another, and validation priced the 1024^2 compute at
+// P >= 2 32-54 % low (benchmarker/README.md).
 #include <chrono>
 
 namespace tessera::bench {
