@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "schedule.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/records.hpp"
 
@@ -24,7 +25,7 @@ double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores, int t
 double sample_quota_cores() {
   static const double quota = [] {
     const double q = perfdb::cpu_quota_cores();
-    return q > 0 && q < double(std::max(1u, std::thread::hardware_concurrency())) ? q : 0.0;
+    return throttled(q, std::max(1u, std::thread::hardware_concurrency())) ? q : 0.0;
   }();
   return quota;
 }
