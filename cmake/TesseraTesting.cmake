@@ -12,7 +12,11 @@ include(GoogleTest)
 set(TESSERA_MPI_TEST_ENV
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
-    OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none)
+    OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none
+    # No test reads or writes the user's performance database: the default path moves
+    # into the build tree (a user's database of an older schema would fail the programs'
+    # read-only opens; its measurements would change the plans the tests run).
+    TESSERA_PERFDB= XDG_DATA_HOME=${CMAKE_BINARY_DIR}/test-home)
 
 function(tessera_add_unit_test name)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})

@@ -109,7 +109,7 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
         // As pipeline.cpp runs it; set up outside the timed span like the rest of a rank's
         // state (the phase timer of the pipeline starts after the exchange).
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
-        SampleClock clock(sample_quota_cores(), c.threads);
+        SampleClock clock;
         clock.start();
         compute_derivatives(in, s.halo, s.options, views);
         return clock.elapsed_ns() / (double(w) * h);
@@ -232,15 +232,6 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
   return out;
 }
 
-namespace {
-// Whether the executor runs a primitive on the rank's thread pool (kernels.hpp): the
-// hysteresis round and the local reduction run on the calling thread alone.
-bool runs_on_pool(std::string_view op) {
-  return op == perfdb::kComputePixelwise || op == perfdb::kComputeSeparable || op == perfdb::kComputeNeighbourhood ||
-         op == perfdb::kComputeNms || op == perfdb::kComputeLocalMax;
-}
-}  // namespace
-
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
                                                 const std::vector<std::pair<int, int>>& tiles,
                                                 const std::vector<int>& threads, const StopRule& rule,
@@ -309,7 +300,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         const View out{dst.data(), w, h, w};
         const std::string_view op = k.operation;
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
-        SampleClock clock(sample_quota_cores(), runs_on_pool(op) ? c.threads : 1);
+        SampleClock clock;
         const std::ptrdiff_t at = std::ptrdiff_t(radius) * stride + radius;
         if (op == perfdb::kComputeHysteresis) std::copy(marks_start.begin(), marks_start.end(), marks.data());
         clock.start();

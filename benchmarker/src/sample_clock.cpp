@@ -13,13 +13,12 @@
 
 namespace tessera::bench {
 
-double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores, int threads) {
+double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores) {
   if (quota_cores < 0) throw InvalidArgument("a CPU quota must be >= 0 cores (0 = none)");
-  if (threads < 1) throw InvalidArgument("a sample runs on at least 1 thread, got " + std::to_string(threads));
   if (quota_cores == 0) return wall_ns;
   // A thread spends at most the window's wall time on the CPU: a CPU clock reading above
   // it is the clock's own cost (its system call, several µs with cold caches).
-  return std::clamp(cpu_ns, 0.0, std::max(0.0, wall_ns)) * std::max(1.0, double(threads) / quota_cores);
+  return std::clamp(cpu_ns, 0.0, std::max(0.0, wall_ns));
 }
 
 double sample_quota_cores() {
@@ -54,8 +53,8 @@ double empty_sample_cpu_ns() {
 }
 }  // namespace
 
-SampleClock::SampleClock(double quota_cores, int threads) : quota_(quota_cores), threads_(threads) {
-  priced_sample_ns(0, 0, quota_cores, threads);  // validates both
+SampleClock::SampleClock(double quota_cores) : quota_(quota_cores) {
+  priced_sample_ns(0, 0, quota_cores);  // validates it
   if (quota_ > 0) overhead_ns_ = empty_sample_cpu_ns();
 }
 
@@ -67,7 +66,7 @@ void SampleClock::start() {
 double SampleClock::elapsed_ns() const {
   const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall0_).count();
   if (quota_ == 0) return wall;
-  return priced_sample_ns(wall, thread_cpu_ns() - cpu0_ns_ - overhead_ns_, quota_, threads_);
+  return priced_sample_ns(wall, thread_cpu_ns() - cpu0_ns_ - overhead_ns_, quota_);
 }
 
 }  // namespace tessera::bench

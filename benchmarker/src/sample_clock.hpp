@@ -1,16 +1,17 @@
 #pragma once
 // The clock the compute samples (the derivative pipeline, the primitives) are timed with.
-// Without a CPU quota it is the wall clock. Under one it prices the steady state of a
-// busy node instead of the moment of the quota's period a sample met. (The copies, first
-// touch and the phase call stay on the wall clock: benchmarker/README.md says why.)
+// Without a CPU quota it is the wall clock. Under one it reads the work's CPU time, what
+// the sample costs when the quota does not stop it, and the scheduler applies the quota
+// (tessera::quota_wall_us, with the period the database records). (The copies, first
+// touch and the phase call stay on the wall clock: their samples are shorter than what
+// the quota lets run per period; benchmarker/README.md.)
 //
 // A CPU quota (cgroup cpu.cfs_quota_us / cfs_period_us = q cores) lets a node run q cores'
-// worth of time per period, then stops it until the next. A pipeline's ranks stay busy,
-// so over a run they get q cores on average: a step costs its CPU time / q. One sample of
-// the bench lands anywhere in the period: shorter than the runtime the period has left,
-// it runs at full speed; longer, it is stopped for the rest of the period. On the emulated
-// 4 x 1 cluster (0.45 CPU, period 2223 us) the same derivative work read 3.7 ns per pixel
-// on one tile shape and 20.0 on another, and validation priced the 1024^2 compute at
+// worth of time per period, then stops it until the next. One sample of the bench lands
+// anywhere in the period: shorter than the runtime the period has left, it runs at full
+// speed; longer, it is stopped for the rest of it. On the emulated 4 x 1 cluster (0.45
+// CPU, period 2223 us) the same derivative work read 3.7 ns per pixel on one tile shape
+// and 20.0 on another on the wall clock, and validation priced the 1024^2 compute at
 // P >= 2 32-54 % low (benchmarker/README.md).
 #include <chrono>
 
@@ -18,11 +19,10 @@ namespace tessera::bench {
 
 /// The ns a sample is priced at: its wall time without a quota (`quota_cores` 0); under
 /// one, the CPU time the calling thread spent in it (`cpu_ns`, at most `wall_ns`: the
-/// rest is the CPU clock's own reading) times the threads it kept busy (a sample on a
-/// pool keeps every thread busy about as long as the caller, which works its share and
-/// then waits on the others), over the quota, and never below that CPU time itself (a
-/// quota of at least the threads stops nothing). Pure.
-double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores, int threads = 1);
+/// rest is the CPU clock's own reading, never below 0). On a pool the caller works its
+/// share and then waits on the others, so its CPU time is the sample's unstopped wall
+/// time. Pure.
+double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores);
 
 /// This process's CPU quota in cores when it is below the hardware threads
 /// (perfdb::cpu_quota_cores), read once; 0 for none.
@@ -35,14 +35,13 @@ double sample_quota_cores();
 /// process's CPU clock: it adds other threads' time at scheduler ticks, not as spent.
 class SampleClock {
  public:
-  explicit SampleClock(double quota_cores = sample_quota_cores(), int threads = 1);
+  explicit SampleClock(double quota_cores = sample_quota_cores());
   void start();
   /// ns since start(), priced by priced_sample_ns.
   double elapsed_ns() const;
 
  private:
   double quota_;
-  int threads_;
   double overhead_ns_ = 0;  // CPU time a start() and elapsed_ns() with nothing between read
   std::chrono::steady_clock::time_point wall0_{};
   double cpu0_ns_ = 0;

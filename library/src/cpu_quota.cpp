@@ -14,25 +14,27 @@ namespace tessera {
 
 namespace {
 
-// One group's quota in cores, 0 if unlimited or unreadable.
-double group_quota(const std::filesystem::path& dir, bool v2) {
+// One group's quota, {0, 0} if unlimited or unreadable.
+CpuQuota group_quota(const std::filesystem::path& dir, bool v2) {
   if (v2) {
     std::ifstream f(dir / "cpu.max");
     std::string quota;
     double period = 0;
-    if (!(f >> quota >> period) || quota == "max" || period <= 0) return 0;
+    if (!(f >> quota >> period) || quota == "max" || period <= 0) return {};
     const double q = std::strtod(quota.c_str(), nullptr);
-    return q > 0 ? q / period : 0;
+    return q > 0 ? CpuQuota{q / period, period} : CpuQuota{};
   }
   std::ifstream fq(dir / "cpu.cfs_quota_us"), fp(dir / "cpu.cfs_period_us");
   double q = 0, period = 0;
-  if (!(fq >> q) || !(fp >> period) || q <= 0 || period <= 0) return 0;
-  return q / period;
+  if (!(fq >> q) || !(fp >> period) || q <= 0 || period <= 0) return {};
+  return {q / period, period};
 }
 
 }  // namespace
 
-double cpu_quota_cores() {
+double cpu_quota_cores() { return cpu_quota().cores; }
+
+CpuQuota cpu_quota() {
   // /proc/self/cgroup: "ID:CONTROLLERS:PATH"; v1 lists `cpu` among the controllers, v2 is
   // "0::PATH".
   std::ifstream groups("/proc/self/cgroup");
@@ -61,13 +63,13 @@ double cpu_quota_cores() {
       v2 = true;
     }
   }
-  if (mount.empty()) return 0;
-  double best = 0;
+  if (mount.empty()) return {};
+  CpuQuota best;
   std::error_code ec;
   for (std::filesystem::path dir = mount / group.relative_path();; dir = dir.parent_path()) {
     if (std::filesystem::exists(dir, ec)) {
-      const double q = group_quota(dir, v2);
-      if (q > 0 && (best == 0 || q < best)) best = q;
+      const CpuQuota q = group_quota(dir, v2);
+      if (q.cores > 0 && (best.cores == 0 || q.cores < best.cores)) best = q;
     }
     if (dir == mount || !dir.has_relative_path() || dir.parent_path() == dir) break;
   }
@@ -80,6 +82,28 @@ int quota_cores(int cores, double quota) {
   if (!(quota >= 0) || !std::isfinite(quota)) throw InvalidArgument("a CPU quota must be >= 0 cores (0 = none)");
   if (quota == 0) return cores;
   return std::clamp(int(std::ceil(quota - 1e-9)), 1, cores);
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) {
+  if (!(cpu_us >= 0)) throw InvalidArgument("a step's CPU time must be >= 0 µs");
+  if (busy < 1 || cores < 1)
+    throw InvalidArgument("a node has at least 1 core and 1 busy thread, got " + std::to_string(cores) + " and " +
+                          std::to_string(busy));
+  if (!(quota.cores >= 0) || !(quota.period_us >= 0) || !std::isfinite(quota.cores) || !std::isfinite(quota.period_us))
+    throw InvalidArgument("a CPU quota and its period must be >= 0");
+  const double running = std::min(busy, cores);     // threads on the cores at once
+  const double rate = running / double(busy);       // CPU µs per wall µs of one thread
+  const double unstopped = cpu_us / rate;
+  if (quota.cores == 0 || quota.period_us == 0 || quota.cores >= running) return unstopped;
+  const double window = quota.cores * quota.period_us / running;  // wall µs run per period
+  const double per_window = window * rate;                       // one thread's CPU µs in it
+  // The step starts with a whole window (after the wait before it): every window it
+  // fills ends in a stop.
+  return unstopped + std::floor(cpu_us / per_window) * (quota.period_us - window);
 }
 
 }  // namespace tessera

@@ -169,6 +169,7 @@ json machine_json(const Machine& m) {
           {"cpu_model", m.cpu_model},
           {"cores", m.cores},
           {"cpu_quota", m.cpu_quota},
+          {"cpu_period_us", m.cpu_period_us},
           {"mpi_library", m.mpi_library},
           {"mpi_version", m.mpi_version},
           {"ranks_per_node", m.ranks_per_node},
@@ -349,6 +350,8 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
   out.machine.cores = rd.int32(m, "cores", "machine");
   // Absent in files from before schema 5: no quota.
   out.machine.cpu_quota = rd.opt_number(m, "cpu_quota", "machine").value_or(0.0);
+  // Absent in files from before schema 6: not recorded.
+  out.machine.cpu_period_us = rd.opt_number(m, "cpu_period_us", "machine").value_or(0.0);
   out.machine.mpi_library = rd.str(m, "mpi_library", "machine");
   out.machine.mpi_version = rd.str(m, "mpi_version", "machine");
   out.machine.ranks_per_node = rd.int32(m, "ranks_per_node", "machine");

@@ -52,7 +52,9 @@ Machine local_machine() {
     }
   }
   m.cores = static_cast<int>(std::thread::hardware_concurrency());
-  m.cpu_quota = cpu_quota_cores();
+  const CpuQuota quota = cpu_quota();
+  m.cpu_quota = quota.cores;
+  m.cpu_period_us = quota.period_us;
   m.nodes = 1;
   return m;
 }

@@ -140,7 +140,15 @@ constexpr const char* kV5 = R"sql(
 ALTER TABLE machines ADD COLUMN cpu_quota REAL NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4, kV5};
+// Version 6: the quota's period (issue 12), µs; 0 = none or not recorded. With it the
+// compute rows under a quota hold the work's CPU time and the scheduler applies the
+// quota (tessera::quota_wall_us); without it (runs before version 6) they hold the busy
+// node's steady state.
+constexpr const char* kV6 = R"sql(
+ALTER TABLE machines ADD COLUMN cpu_period_us REAL NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4, kV5, kV6};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

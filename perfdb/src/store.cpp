@@ -183,11 +183,12 @@ Machine read_machine(const Stmt& s) {
   m.imported = s.col_int(9) != 0;
   m.source = s.col_text(10);
   m.cpu_quota = s.col_double(11);
+  m.cpu_period_us = s.col_double(12);
   return m;
 }
 constexpr const char* kMachineCols =
     "id, name, hostname, cpu_model, cores, mpi_library, mpi_version, ranks_per_node, nodes, "
-    "imported, source, cpu_quota";
+    "imported, source, cpu_quota, cpu_period_us";
 
 Run read_run(const Stmt& s) {
   Run r;
@@ -366,10 +367,10 @@ struct Store::Impl {
   Id insert_machine(const Machine& m) {
     Stmt s(*db,
            "INSERT INTO machines (name, hostname, cpu_model, cores, mpi_library, mpi_version, "
-           "ranks_per_node, nodes, imported, source, cpu_quota) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+           "ranks_per_node, nodes, imported, source, cpu_quota, cpu_period_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, m.name).bind(2, m.hostname).bind(3, m.cpu_model).bind(4, m.cores);
     s.bind(5, m.mpi_library).bind(6, m.mpi_version).bind(7, m.ranks_per_node).bind(8, m.nodes);
-    s.bind(9, m.imported ? 1 : 0).bind(10, m.source).bind(11, m.cpu_quota).run();
+    s.bind(9, m.imported ? 1 : 0).bind(10, m.source).bind(11, m.cpu_quota).bind(12, m.cpu_period_us).run();
     return db->last_insert_id();
   }
 
@@ -532,11 +533,11 @@ Machine Store::find_or_create_machine(const Machine& in) {
            "mpi_version = CASE WHEN ?5 <> '' THEN ?5 ELSE mpi_version END, "
            "ranks_per_node = CASE WHEN ?6 > 0 THEN ?6 ELSE ranks_per_node END, "
            "nodes = CASE WHEN ?7 > 0 THEN ?7 ELSE nodes END, "
-           "cpu_quota = ?9 "
+           "cpu_quota = ?9, cpu_period_us = ?10 "
            "WHERE id = ?8");
     s.bind(1, m.hostname).bind(2, m.cpu_model).bind(3, m.cores).bind(4, m.mpi_library);
     s.bind(5, m.mpi_version).bind(6, m.ranks_per_node).bind(7, m.nodes).bind(8, existing->id);
-    s.bind(9, m.cpu_quota);  // the newest measurement's view: a quota may be lifted
+    s.bind(9, m.cpu_quota).bind(10, m.cpu_period_us);  // the newest measurement's view: a quota may be lifted
     s.run();
     t.commit();
     return *impl_->machine_by_id(existing->id);

@@ -206,6 +206,7 @@ void validate_import(const Machine& machine, std::span<const RunData> runs,
   const FieldCheck m(src + ": machine");
   m.count(machine.cores, "cores", 0);
   m.measured(machine.cpu_quota, "cpu_quota");
+  m.measured(machine.cpu_period_us, "cpu_period_us");
   m.count(machine.ranks_per_node, "ranks_per_node", 0);
   m.count(machine.nodes, "nodes", 0);
   bool plannable = false;

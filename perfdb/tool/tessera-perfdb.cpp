@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -215,7 +216,10 @@ void show_run(std::ostream& out, const RunData& d) {
       << d.run.started_at << " .. " << (d.run.ended_at.empty() ? "?" : d.run.ended_at) << "\n";
   out << "Machine: host " << (m.hostname.empty() ? "?" : m.hostname) << ", CPU "
       << (m.cpu_model.empty() ? "?" : m.cpu_model) << ", " << m.cores << " cores"
-      << (m.cpu_quota > 0 ? " (CPU quota " + shortest_cores(m.cpu_quota) + " cores per node)" : std::string()) << ", MPI "
+      << (m.cpu_quota > 0 ? " (CPU quota " + shortest_cores(m.cpu_quota) + " cores per node" +
+                                (m.cpu_period_us > 0 ? " per " + std::to_string(std::lround(m.cpu_period_us)) + " µs period" : std::string()) + ")"
+                          : std::string())
+      << ", MPI "
       << (m.mpi_library.empty() ? "?" : m.mpi_library + " " + m.mpi_version) << ", "
       << m.ranks_per_node << " ranks/node, " << m.nodes << " nodes"
       << (m.source.empty() ? "" : ", source " + m.source) << "\n";

@@ -501,6 +501,7 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
       m.placement.ranks_per_node = 1;
     m.placement.cores_per_node = std::max(0, found->machine.cores);
     m.placement.cpu_quota = std::max(0.0, found->machine.cpu_quota);
+    m.placement.cpu_period_us = std::max(0.0, found->machine.cpu_period_us);
     out.origin = describe_run(db, found->comm->run);
     out.p3pc_run = found->comm->run.id;
     out.p3pc_quality = found->comm->run.quality;

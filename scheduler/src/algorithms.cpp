@@ -115,8 +115,9 @@ struct TileClass {
 };
 template <class FullPath>
 std::vector<TileClass> tile_classes(const CostModel& m, const Geometry& g, const std::vector<Segment>& segs,
-                                    Layout lay, const CopyCost& copy, FullPath full) {
+                                    Layout lay, const CopyCost& copy, const Placement& pl, FullPath full) {
   std::vector<TileClass> cls;
+  const int busy = pl.ranks_on_node(g.P);
   for (std::size_t s = 0; s < segs.size(); ++s)
     for (int cw = 0; cw < 2; ++cw)
       for (int ch = 0; ch < 2; ++ch) {
@@ -127,8 +128,8 @@ std::vector<TileClass> tile_classes(const CostModel& m, const Geometry& g, const
         const Layout cl = h == 1 ? Layout::cc : lay;
         const double b = 4.0 * double(w) * double(h), row = cl == Layout::cc ? 0.0 : 4.0 * w;
         const Level lv = segs[s].level;
-        cls.push_back({rc, m.send(cl, b, lv, row), full(b, lv, row, cl), m.recv(cl, b, lv, row), copy.us(h, w),
-                       int(s)});
+        cls.push_back({rc, m.send(cl, b, lv, row), full(b, lv, row, cl), m.recv(cl, b, lv, row),
+                       pl.local_us(copy.us(h, w), busy), int(s)});
       }
   return cls;
 }
@@ -140,7 +141,7 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
   const auto segs = segments_from_root(pl, g.P);
   // The receivers copy out of the buffer the message has just filled; the root (below)
   // out of the image.
-  const auto cls = tile_classes(m, g, segs, lay, copy_reading(copy, Store::received),
+  const auto cls = tile_classes(m, g, segs, lay, copy_reading(copy, Store::received), pl,
                                 [&](double b, Level lv, double row, Layout cl) { return m.full(cl, b, lv, row); });
   auto sends_before = [&](int n) {  // root's send time spent on ranks [1, n)
     double t = 0;
@@ -150,7 +151,7 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
     }
     return t;
   };
-  double worst = sends_before(g.P) + copy.us(g.height(0), g.width(0));
+  double worst = sends_before(g.P) + pl.local_us(copy.us(g.height(0), g.width(0)), pl.ranks_on_node(g.P));
   for (const auto& c : cls) {
     const auto& sg = segs[std::size_t(c.seg)];
     const int r = last_in(g, c.rect, sg.a, sg.b);
@@ -165,7 +166,7 @@ double oft_gather_fast(const CostModel& m, const Geometry& g, const Placement& p
   const auto segs = segments_from_root(pl, g.P);
   // All P-1 senders converge on the root: priced as one message of that pattern.
   // Nothing is copied: senders send from their output, the root receives in place.
-  const auto cls = tile_classes(m, g, segs, lay, CopyCost{}, [&](double b, Level lv, double row, Layout cl) {
+  const auto cls = tile_classes(m, g, segs, lay, CopyCost{}, pl, [&](double b, Level lv, double row, Layout cl) {
     return m.time_us(Message{Path::full, cl, b, lv, std::max(1, g.P - 1), g.P, row});
   });
   auto recvs_after = [&](int n) {  // root's receive time spent on ranks [n, P)
@@ -399,13 +400,14 @@ double copies_around_collective(const std::vector<CommStep>& steps, const CopyCo
 }
 
 // The slowest rank's copies before the collective plus the slowest rank's after it.
-double collective_copies_us(const CommPlan& plan, const CopyCost& copy) {
+double collective_copies_us(const CommPlan& plan, const CopyCost& copy, const Placement& placement) {
   double before = 0, after = 0;
   for (const auto& steps : plan.ranks) {
     before = std::max(before, copies_around_collective(steps, copy, true));
     after = std::max(after, copies_around_collective(steps, copy, false));
   }
-  return before + after;
+  const int busy = placement.ranks_on_node(plan.procs());
+  return placement.local_us(before, busy) + placement.local_us(after, busy);
 }
 
 // collective_copies_us of the mpi plan of `phase` without building it (O(P) steps):
@@ -413,13 +415,15 @@ double collective_copies_us(const CommPlan& plan, const CopyCost& copy) {
 // before MPI_Gatherv, and the root's own block is copied into the image inside the
 // gather, out of the buffer it has just filled. Tested equal to the plan's
 // (FastFormsEqualThePlansSimulation).
-double collective_copies_fast(CommPhase phase, const Partition& p, const CopyCost& copy) {
+double collective_copies_fast(CommPhase phase, const Partition& p, const CopyCost& copy, const Placement& placement) {
   const CopyCost& own = copy_reading(copy, phase == CommPhase::scatter ? Store::received : Store::output);
   double slowest = 0;
   for (const Partition::Shape& s : p.tile_shapes()) slowest = std::max(slowest, own.us(s.height, s.width));
-  if (phase == CommPhase::scatter) return slowest;
+  const int busy = placement.ranks_on_node(p.procs());
+  if (phase == CommPhase::scatter) return placement.local_us(slowest, busy);
   const Box root = p.tile(0);
-  return slowest + copy_reading(copy, Store::received).us(root.height, root.width);
+  return placement.local_us(slowest, busy) +
+         placement.local_us(copy_reading(copy, Store::received).us(root.height, root.width), busy);
 }
 
 double simulate_us(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
@@ -440,7 +444,7 @@ double price_plan(const CommPlan& plan, const CostModel& model, const Placement&
   else
     own = std::min(simulate_us(gather_plan(GatherAlgorithm::oft, plan.partition), model, placement, copy),
                    simulate_us(gather_plan(GatherAlgorithm::sbt, plan.partition), model, placement, copy));
-  return copy.call_us + own + collective_copies_us(plan, copy);
+  return copy.call_us + own + collective_copies_us(plan, copy, placement);
 }
 
 namespace detail {
@@ -469,6 +473,7 @@ double exchange_compressed(ExchangeAlgorithm algorithm, const Partition& p, Halo
   const CommPlan plan = exchange_plan(algorithm, small, halo);
   SimOptions options;
   options.procs = p.procs();
+  options.busy_per_node = placement.ranks_on_node(p.procs());
   Placement pl = placement;
   if (pl.ranks_per_node > 1) pl.ranks_per_node = 0;  // uniform: one node
   return simulate(schedule_of(plan, copy, p.procs()), model, pl, options).makespan_us;
@@ -515,9 +520,13 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   if (fast && uniform && equal_tiles) {
     // The largest tile's copy into (or out of) a buffer of its own: out of the image
     // (the root's), out of a buffer just received into, out of a rank's output.
-    const double root_copy = copy.us(g.max_height(), g.max_width());
-    const double received_copy = copy_reading(copy, Store::received).us(g.max_height(), g.max_width());
-    const double output_copy = copy_reading(copy, Store::output).us(g.max_height(), g.max_width());
+    // (Each as the simulator prices a copy step: under a CPU quota, the node's stops.)
+    const int busy = placement.ranks_on_node(g.P);
+    const double root_copy = placement.local_us(copy.us(g.max_height(), g.max_width()), busy);
+    const double received_copy =
+        placement.local_us(copy_reading(copy, Store::received).us(g.max_height(), g.max_width()), busy);
+    const double output_copy =
+        placement.local_us(copy_reading(copy, Store::output).us(g.max_height(), g.max_width()), busy);
     const double per_rank = 4.0 * double(g.max_width()) * double(g.max_height());
     const Layout sl = g.X == 1 ? Layout::cc : Layout::nc, gl = g.X == 1 ? Layout::cc : Layout::cn;
     detail::TreeFast ts(model, level, per_rank, 0, sl, g.P);
@@ -567,12 +576,12 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
   auto faster = [](double a, double b) { return std::isinf(b) ? b : std::min(a, b); };
   c.scatter[int(ScatterAlgorithm::mpi)] =
       faster(c.scatter[int(ScatterAlgorithm::oft)], c.scatter[int(ScatterAlgorithm::sbt)]) +
-      (fast ? collective_copies_fast(CommPhase::scatter, partition, copy)
-            : collective_copies_us(scatter_plan(ScatterAlgorithm::mpi, partition, halo), copy));
+      (fast ? collective_copies_fast(CommPhase::scatter, partition, copy, placement)
+            : collective_copies_us(scatter_plan(ScatterAlgorithm::mpi, partition, halo), copy, placement));
   c.gather[int(GatherAlgorithm::mpi)] =
       faster(c.gather[int(GatherAlgorithm::oft)], c.gather[int(GatherAlgorithm::sbt)]) +
-      (fast ? collective_copies_fast(CommPhase::gather, partition, copy)
-            : collective_copies_us(gather_plan(GatherAlgorithm::mpi, partition), copy));
+      (fast ? collective_copies_fast(CommPhase::gather, partition, copy, placement)
+            : collective_copies_us(gather_plan(GatherAlgorithm::mpi, partition), copy, placement));
   // Every run of a plan costs the executor its fixed overhead first.
   for (double& t : c.scatter) t += copy.call_us;
   for (double& t : c.gather) t += copy.call_us;

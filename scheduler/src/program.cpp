@@ -133,6 +133,9 @@ int compute_team(const Placement& place, int procs, int threads) {
 double compute_rounds(const Placement& place, int procs) {
   const int on_node = place.ranks_on_node(procs);
   const double q = place.cpu_quota;
+  // With the quota's period known the rows are CPU time and Placement::local_us applies
+  // the quota, the sharing of the cores included.
+  if (place.quota().cores > 0) return 1.0;
   if (q > 0 && (place.cores_per_node <= 0 || q < place.cores_per_node)) {
     // The node's ranks share q cores' worth of time; the rates were measured by one rank
     // alone, which had min(1, q) of a core.
@@ -405,6 +408,10 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // A team is priced at the rate the bench measured with all its threads busy on the
   // node, under the node's CPU quota if it has one: that rate holds the sharing already.
   const double rounds = team > 1 ? 1.0 : compute_rounds(machine.placement, P);
+  // Under a CPU quota of known period: the node's stops (every rank's threads busy).
+  auto local = [&](double us) {
+    return machine.placement.local_us(us, machine.placement.ranks_on_node(P) * std::max(1, threads));
+  };
   g.compute_priced = !table.empty();
   if (!g.compute_priced) return g;
   // A compute step after communication finds a multi-threaded rank's pool idle for as
@@ -432,7 +439,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (fused && table.prices_pipeline()) {
     // The derivative pipeline's fused compute, as compute_us has always priced it; its
     // steps share it in proportion to taps x pixels (the work each pass does).
-    g.compute = rounds * compute_us(table, part, *fused, threads, team);
+    g.compute = local(rounds * compute_us(table, part, *fused, threads, team));
     double weight_sum = 0;
     compute.assign(steps.size(), 0.0);
     const Box t0 = part.tile(0);
@@ -449,7 +456,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   compute = primitive_compute(program, g.repeats, part, table, threads, team);
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == Kind::compute) {
-      g.fixed_us[i] = rounds * compute[i];
+      g.fixed_us[i] = local(rounds * compute[i]);
       g.compute += g.fixed_us[i];
     }
   add_wake_ups();

@@ -83,6 +83,9 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
   using Event = std::pair<double, int>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> ready;
   for (int r = 0; r < procs; ++r) ready.push({0.0, r});
+  const int busy = options.busy_per_node > 0
+                       ? options.busy_per_node
+                       : placement.ranks_on_node(options.procs > 0 ? options.procs : procs);
 
   auto record = [&](int rank, const Op& op, double start, double end, double bytes) {
     if (options.record_timeline) result.timeline.push_back({rank, op.kind, op.peer, bytes, start, end});
@@ -99,7 +102,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
     bool advanced = true;
     switch (op.kind) {
       case OpKind::compute:
-        s.clock += op.duration_us;
+        s.clock += placement.local_us(op.duration_us, busy);
         record(r, op, start, s.clock, 0);
         break;
       case OpKind::send:

@@ -29,3 +29,46 @@ TEST(QuotaCores, RefusesNoCoresOrABadQuota) {
   EXPECT_THROW(quota_cores(2, std::numeric_limits<double>::quiet_NaN()), tessera::InvalidArgument);
   EXPECT_THROW(quota_cores(2, std::numeric_limits<double>::infinity()), tessera::InvalidArgument);
 }
+
+using tessera::CpuQuota;
+using tessera::quota_wall_us;
+
+TEST(QuotaWall, WithoutAQuotaTheCpuTimeOverTheThreadsTurns) {
+  EXPECT_DOUBLE_EQ(quota_wall_us(500, CpuQuota{}, 1, 2), 500);
+  EXPECT_DOUBLE_EQ(quota_wall_us(500, CpuQuota{}, 4, 2), 1000);  // two threads per core
+  // A quota that covers the busy threads stops nothing.
+  EXPECT_DOUBLE_EQ(quota_wall_us(500, CpuQuota{1.5, 1000}, 1, 2), 500);
+}
+
+TEST(QuotaWall, OneBusyThreadMeetsTheStopsOfTheWindowsItSpans) {
+  // The emulated 4 x 1 cluster's node: 0.45 cores per 2223 µs, one rank: it runs
+  // 1000.35 µs per period, then stops 1222.65.
+  const CpuQuota q{0.45, 2223};
+  EXPECT_DOUBLE_EQ(quota_wall_us(0, q, 1, 2), 0);
+  // The step starts with a whole window: shorter, it is never stopped.
+  EXPECT_DOUBLE_EQ(quota_wall_us(400, q, 1, 2), 400);
+  EXPECT_DOUBLE_EQ(quota_wall_us(1000, q, 1, 2), 1000);
+  EXPECT_DOUBLE_EQ(quota_wall_us(1100, q, 1, 2), 1100 + 1222.65);      // one window filled
+  EXPECT_DOUBLE_EQ(quota_wall_us(7336, q, 1, 2), 7336 + 7 * 1222.65);  // 7.33 windows
+  // A long step tends to the steady state, its CPU time over the quota.
+  EXPECT_NEAR(quota_wall_us(1e6, q, 1, 2) / (1e6 / 0.45), 1.0, 1e-3);
+}
+
+TEST(QuotaWall, RanksSharingTheQuotaDrainItTogether) {
+  // 0.9 cores per 10 ms on 2 cores. Two busy threads run at once: 4.5 ms per period,
+  // 4.5 ms of CPU each, then 5.5 ms stopped.
+  EXPECT_DOUBLE_EQ(quota_wall_us(9000, CpuQuota{0.9, 10000}, 2, 2), 9000 + 2 * 5500);
+  // Four on two cores take turns (half a core each while running): 2.25 ms of CPU each
+  // per period; 4.5 ms of CPU is 9 ms of running and two stops. Mean rate: 0.9 / 4 of a
+  // core each, 20 ms.
+  EXPECT_DOUBLE_EQ(quota_wall_us(4500, CpuQuota{0.9, 10000}, 4, 2), 9000 + 2 * 5500);
+}
+
+TEST(QuotaWall, RefusesBadArguments) {
+  EXPECT_THROW(quota_wall_us(-1, CpuQuota{}, 1, 1), tessera::InvalidArgument);
+  EXPECT_THROW(quota_wall_us(1, CpuQuota{}, 0, 1), tessera::InvalidArgument);
+  EXPECT_THROW(quota_wall_us(1, CpuQuota{}, 1, 0), tessera::InvalidArgument);
+  EXPECT_THROW(quota_wall_us(1, CpuQuota{-0.5, 100}, 1, 1), tessera::InvalidArgument);
+  EXPECT_THROW(quota_wall_us(1, CpuQuota{0.5, -100}, 1, 1), tessera::InvalidArgument);
+  EXPECT_THROW(quota_wall_us(std::numeric_limits<double>::quiet_NaN(), CpuQuota{}, 1, 1), tessera::InvalidArgument);
+}

@@ -190,6 +190,7 @@ TEST(PerfdbJson, RoundTripsEverything) {
   m.nodes = 128;
   m.source = "paper";
   m.cpu_quota = 0.45;
+  m.cpu_period_us = 2223;
   RunData d = test::plannable_run_data();
   d.run.tool = "tessera-bench";
   d.run.tool_version = "0.1.0";
@@ -210,6 +211,7 @@ TEST(PerfdbJson, RoundTripsEverything) {
   EXPECT_EQ(doc.machine.mpi_library, "MPI-LFC");
   EXPECT_EQ(doc.machine.source, "paper");
   EXPECT_EQ(doc.machine.cpu_quota, 0.45);
+  EXPECT_EQ(doc.machine.cpu_period_us, 2223);
   ASSERT_EQ(doc.runs.size(), 2u);
   const RunData& r = doc.runs[0];
   EXPECT_EQ(r.run.config, d.run.config);

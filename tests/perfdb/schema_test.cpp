@@ -218,6 +218,7 @@ TEST(PerfdbSchema, MigratedVersion3FileTakesVersion4Records) {
   s.set_quality(run, d.run.quality);
   s.finish_run(run);
   EXPECT_EQ(machine->cpu_quota, 0);  // version 5's column: no quota recorded
+  EXPECT_EQ(machine->cpu_period_us, 0);  // version 6's: no period
   const RunData back = s.load_run(run);
   ASSERT_EQ(back.p3pc.size(), d.p3pc.size());
   for (const auto& x : d.p3pc)

@@ -104,10 +104,14 @@ TEST(PerfdbStore, FindOrCreateMachineMatchesByNameAndFillsMpiFields) {
   EXPECT_THROW(s.create_machine(with_mpi), InvalidArgument);
   // The CPU quota is the newest measurement's: set, kept across reopen, and lifted.
   with_mpi.cpu_quota = 0.45;
+  with_mpi.cpu_period_us = 2223;
   EXPECT_EQ(s.find_or_create_machine(with_mpi).cpu_quota, 0.45);
   EXPECT_EQ(Store(dir / "db.sqlite").find_machine(a.name)->cpu_quota, 0.45);
+  EXPECT_EQ(Store(dir / "db.sqlite").find_machine(a.name)->cpu_period_us, 2223);
   with_mpi.cpu_quota = 0;
+  with_mpi.cpu_period_us = 0;
   EXPECT_EQ(s.find_or_create_machine(with_mpi).cpu_quota, 0);
+  EXPECT_EQ(s.find_or_create_machine(with_mpi).cpu_period_us, 0);
 }
 
 TEST(PerfdbStore, OnlyRunningRunsAcceptRecordsAndFinishOnce) {

@@ -217,6 +217,22 @@ TEST(Planning, MachineFromPerfdbBorrowsComputeFromThisHost) {
   EXPECT_EQ(here.params.placement.cores_per_node, 2);
 }
 
+TEST(Planning, TheMachinesCpuQuotaAndItsPeriodReachThePlacement) {
+  TempDb db;
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, "quota-cluster", true, true, 2);
+    perfdb::Machine m = *store.find_machine("quota-cluster");
+    m.cpu_quota = 0.45;
+    m.cpu_period_us = 2223;
+    store.find_or_create_machine(m);
+  }
+  const auto q = planning::load_machine(db.path.string(), std::string("quota-cluster"));
+  EXPECT_EQ(q.params.placement.cpu_quota, 0.45);
+  EXPECT_EQ(q.params.placement.cpu_period_us, 2223);
+  EXPECT_EQ(q.params.placement.quota().cores, 0.45);
+}
+
 TEST(Planning, AJobsOwnPlacementReplacesTheCoresPerNodeGuess) {
   // A two-level cluster of 2-core nodes: a plan for an unknown job puts two ranks on each
   // node; a job launched with one rank per node has every pair on two nodes.

@@ -254,6 +254,26 @@ TEST(ProgramPricing, ARankComputesWithTheThreadsItsNodesQuotaKeepsBusy) {
                    price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.total);
 }
 
+TEST(ProgramPricing, WithTheQuotasPeriodTheComputeRowsAreCpuTimeAndTheNodeStops) {
+  // One rank per node at 0.45 cores: the rows hold CPU time; each compute step pays the
+  // stops of the windows it spans (tessera::quota_wall_us), no rounds on top.
+  MachineParams m = machine();
+  m.placement = Placement{1, 2};
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const double unstopped = price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.compute;
+  ASSERT_GT(unstopped, 0);
+  m.placement.cpu_quota = 0.45;
+  m.placement.cpu_period_us = 1e9;  // windows far longer than any step: no stop
+  EXPECT_DOUBLE_EQ(compute_rounds(m.placement, 2), 1);
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.compute, unstopped);
+  m.placement.cpu_period_us = 1e-3;  // windows far shorter: the steady state, CPU / 0.45
+  EXPECT_NEAR(price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.compute / (unstopped / 0.45), 1.0,
+              1e-3);
+  // Without the period (a database from before it) the rows are the steady state already.
+  m.placement.cpu_period_us = 0;
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.compute, unstopped);
+}
+
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {
   // Rates are measured by one rank alone on a node. Whole cores: ranks beyond them take
   // turns, ceil(ranks / cores) rounds.

@@ -121,6 +121,27 @@ TEST(Simulator, NonblockingExchangeByHand) {
   EXPECT_NEAR(r.finish_us[2], std::max({S, F, R}), 1e-9);
 }
 
+TEST(Simulator, LocalWorkPaysACpuQuotasStops) {
+  // Two ranks on one node of 2 cores at 0.45 cores per 2000 µs: both busy, the node runs
+  // 450 µs of wall time per period at two threads, each thread 450 µs of CPU, then stops
+  // 1550 µs. 1000 µs of copying fills two windows (2.2): 2 stops; 200 µs none.
+  const auto m = make_model(ModelKind::p3pc, machine(layered_table()));
+  Placement pl;
+  pl.ranks_per_node = 2;
+  pl.cores_per_node = 2;
+  pl.cpu_quota = 0.45;
+  pl.cpu_period_us = 2000;
+  Schedule s(2);
+  s.compute(0, 1000);
+  s.compute(1, 200);
+  const auto r = simulate(s, *m, pl);
+  EXPECT_NEAR(r.finish_us[0], 1000 + 2 * 1550, 1e-9);
+  EXPECT_NEAR(r.finish_us[1], 200, 1e-9);
+  // Without the period (a database from before it) the simulation does not apply it.
+  pl.cpu_period_us = 0;
+  EXPECT_NEAR(simulate(s, *m, pl).finish_us[0], 1000, 1e-9);
+}
+
 TEST(Simulator, FastFormsEqualTheSimulationOnEqualTilesForAnyP) {
   for (int rpn : {0, 1}) {
     const auto mp = machine(layered_table(), rpn);
@@ -256,9 +277,17 @@ TEST(Simulator, FastFormsEqualThePlansSimulation) {
   int compared = 0;
   for (int rpn : {0, 1, 3})
     for (ModelKind kind : {ModelKind::p3pc, ModelKind::logpc})
-      for (bool states : {false, true}) {
+      for (int variant : {0, 1, 2}) {
+        const bool states = variant == 1;
         auto mp = machine(layered_table(), rpn);
         mp.copy = CopyCost{40, 0.3};
+        if (variant == 2) {
+          // Under a CPU quota whose windows are shorter than the larger copies: every
+          // copy pays the node's stops in both pricings.
+          mp.placement.cores_per_node = 2;
+          mp.placement.cpu_quota = 0.45;
+          mp.placement.cpu_period_us = 4;
+        }
         if (states) {
           mp.copy.after_write = std::make_shared<const CopyCost>(CopyCost{4, 0.02});
           mp.copy.after_compute = std::make_shared<const CopyCost>(CopyCost{90, 0.7});
@@ -273,7 +302,7 @@ TEST(Simulator, FastFormsEqualThePlansSimulation) {
                 if (!infeasibility(part, halo).empty()) continue;
                 SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + to_string(g) + " rpn " +
                              std::to_string(rpn) + " " + std::string(to_string(kind)) +
-                             (states ? " states" : ""));
+                             (states ? " states" : "") + (variant == 2 ? " quota" : ""));
                 const auto fast =
                     price_communication(*m, part, halo, mp.placement, Pricing::fast, nullptr, mp.copy);
                 const auto exact =

@@ -7,6 +7,16 @@ namespace tessera {
 /// its group up to the root. 0 when there is none or it cannot be read.
 double cpu_quota_cores();
 
+/// A control group's CPU quota: `cores` of CPU time per `period_us` (cgroup v1
+/// cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max); {0, 0} for none.
+struct CpuQuota {
+  double cores = 0;
+  double period_us = 0;
+};
+
+/// The quota cpu_quota_cores() reads, with the period of the group it comes from.
+CpuQuota cpu_quota();
+
 /// The threads a node of `cores` cores can run at once under a CPU quota of `quota`
 /// cores (0 = none): every core without a quota, else ceil(quota) of them (at least 1).
 /// More threads than that only share the quota's time: on the emulated 4 x 1 cluster
@@ -15,5 +25,27 @@ double cpu_quota_cores();
 /// +38 %; benchmarker/README.md). Throws InvalidArgument for cores < 1 or a negative
 /// quota. Pure.
 int quota_cores(int cores, double quota);
+
+}  // namespace tessera
+
+namespace tessera {
+
+/// The wall time `cpu_us` of one thread's work takes on a node of `cores` cores whose
+/// `busy` threads (the ranks' threads, computing or polling for messages: every one
+/// spends CPU time) share `quota`. Without a quota, or with one that covers the busy
+/// threads, the node never stops: cpu_us times the threads' turns on the cores. Under
+/// one (cgroup CFS bandwidth), the node runs quota.cores x period_us of CPU time per
+/// period, `window` µs of wall time at min(busy, cores) threads at once, then is stopped
+/// until the next period: the work pays the stop each time a window ends inside it. A
+/// rank's local work starts after a wait (for a message, a barrier, the other ranks),
+/// and a rank waits polling, so it drains its window and resumes at the start of the
+/// next: the step meets floor(cpu_us / one thread's CPU per window) stops (a step
+/// shorter than a window none; a long one tends to cpu_us / its share of the quota, the
+/// steady state). A step starting anywhere in a window instead (its median meets
+/// round(…) stops) priced the emulated 4 x 1 cluster's validations worse, in four
+/// databases of four (benchmarker/README.md). There one rank's 64 MiB scatter copy read
+/// 13-17 ms where the copy runs 7.3 ms unstopped. Throws InvalidArgument for cpu_us < 0,
+/// busy < 1, cores < 1 or a negative quota or period. Pure.
+double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores);
 
 }  // namespace tessera

@@ -41,6 +41,11 @@ struct Machine {
   /// CPU time a node's processes may use, in cores (a cgroup CPU quota, e.g. 0.45);
   /// 0 = no quota (the cores are the limit).
   double cpu_quota = 0;
+  /// The quota's period, µs (cfs_period_us): the node runs cpu_quota x cpu_period_us of
+  /// CPU time per period, then stops until the next. 0 = no quota, or a database from
+  /// before it was recorded (then the compute rows hold the busy node's steady state;
+  /// with it, the work's CPU time, and the scheduler applies the quota).
+  double cpu_period_us = 0;
   std::string mpi_library;  ///< e.g. "Open MPI"
   std::string mpi_version;  ///< e.g. "4.1.4"
   int ranks_per_node = 0;   ///< 0 = unknown

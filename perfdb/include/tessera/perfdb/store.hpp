@@ -19,7 +19,7 @@
 namespace tessera::perfdb {
 
 /// Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 /// The per-user default database path: $TESSERA_PERFDB if set and non-empty, else
 /// $XDG_DATA_HOME/tessera/perfdb.sqlite, else $HOME/.local/share/tessera/perfdb.sqlite,

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/cpu_quota.hpp"
 #include "tessera/names.hpp"
 #include "tessera/scheduler/compute.hpp"
 #include "tessera/scheduler/piecewise.hpp"
@@ -239,6 +240,21 @@ struct Placement {
   /// CPU time a node grants its ranks, in cores (a cgroup quota such as 0.45); 0 = no
   /// quota. Ranks sharing a quota compute more slowly together (compute_rounds).
   double cpu_quota = 0;
+  /// The quota's period, µs; 0 = not recorded (a database from before it: its compute
+  /// rows hold the busy node's steady state, and compute_rounds applies the quota).
+  /// With it the local work's rows are CPU time and quota_wall_us applies the quota.
+  double cpu_period_us = 0;
+  /// The quota as quota_wall_us takes it when a period is known; {0, 0} otherwise.
+  CpuQuota quota() const { return cpu_period_us > 0 && cpu_quota > 0 ? CpuQuota{cpu_quota, cpu_period_us} : CpuQuota{}; }
+  /// The wall time of `cpu_us` of one thread's local work (a compute step, a copy) while
+  /// `busy` threads run on its node: quota_wall_us; `cpu_us` itself without a recorded
+  /// quota period. A job's busiest node has ranks_on_node(procs) x threads busy: a rank
+  /// waiting for a message polls, it spends CPU time too.
+  double local_us(double cpu_us, int busy) const {
+    if (quota().cores == 0) return cpu_us;
+    busy = std::max(1, busy);
+    return quota_wall_us(cpu_us, quota(), busy, cores_per_node > 0 ? cores_per_node : busy);
+  }
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   /// Ranks of a `procs`-rank job on its busiest node (nodes filled in blocks; all of
   /// them when ranks_per_node is unknown).

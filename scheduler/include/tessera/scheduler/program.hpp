@@ -47,7 +47,9 @@ int compute_threads(const Placement& placement, int procs);
 /// (as tessera-bench measured the rates): with whole cores, the rounds ranks beyond
 /// them take turns, ceil(ranks / cores); under a CPU quota of q cores
 /// (placement.cpu_quota), the share each rank gets against the one rank alone had,
-/// max(1, ranks / q) / max(1, 1 / q).
+/// max(1, ranks / q) / max(1, 1 / q), when the quota's period is not recorded (its rows
+/// then hold the busy node's steady state); 1 when it is (Placement::local_us applies the
+/// quota to the CPU time the rows then hold).
 double compute_rounds(const Placement& placement, int procs);
 /// How many of a node's ranks compute at once as one team, each with `threads`
 /// threads: the ranks of the busiest node when they and their threads fit its cores

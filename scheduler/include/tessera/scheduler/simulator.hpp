@@ -55,6 +55,9 @@ struct SimOptions {
   bool record_timeline = false;
   /// Ranks in the run as the models see them (LoGPC distance); 0: the schedule's.
   int procs = 0;
+  /// Busy ranks on a node, for a CPU quota's stops of local work (Placement::local_us);
+  /// 0: the placement's ranks_on_node of the run's ranks.
+  int busy_per_node = 0;
 };
 
 struct SimResult {
