@@ -101,9 +101,12 @@ double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) 
   if (quota.cores == 0 || quota.period_us == 0 || quota.cores >= running) return unstopped;
   const double window = quota.cores * quota.period_us / running;  // wall µs run per period
   const double per_window = window * rate;                       // one thread's CPU µs in it
-  // The step starts with a whole window (after the wait before it): every window it
-  // fills ends in a stop.
-  return unstopped + std::floor(cpu_us / per_window) * (quota.period_us - window);
+  // The step starts when the wait before it ends, at a random moment of the period: in a
+  // stop (1 - f of the time; the step then starts a whole window) it meets floor(x) stops,
+  // in a window (f; a uniform part of it left) floor(x) + 1 with probability frac(x).
+  const double x = cpu_us / per_window, f = window / quota.period_us;
+  const double stops = std::floor(x) + (f * (x - std::floor(x)) > 0.5 ? 1.0 : 0.0);  // the median
+  return unstopped + stops * (quota.period_us - window);
 }
 
 }  // namespace tessera

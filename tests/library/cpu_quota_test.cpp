@@ -54,6 +54,16 @@ TEST(QuotaWall, OneBusyThreadMeetsTheStopsOfTheWindowsItSpans) {
   EXPECT_NEAR(quota_wall_us(1e6, q, 1, 2) / (1e6 / 0.45), 1.0, 1e-3);
 }
 
+TEST(QuotaWall, AStepMeetsOneMoreStopWhenTheNodeRunsMostOfThePeriod) {
+  // 1.6 cores per 1000 µs on 2 cores, two busy threads: windows of 800 µs (f = 0.8), each
+  // thread 800 µs of CPU per window, stops of 200 µs. 720 µs (frac 0.9): started inside a
+  // window (0.8 of the time) it is stopped with probability 0.9, 0.72 > 1/2: one stop.
+  const CpuQuota q{1.6, 1000};
+  EXPECT_DOUBLE_EQ(quota_wall_us(720, q, 2, 2), 720 + 200);
+  EXPECT_DOUBLE_EQ(quota_wall_us(400, q, 2, 2), 400);             // 0.8 x 0.5 = 0.4: none
+  EXPECT_DOUBLE_EQ(quota_wall_us(1520, q, 2, 2), 1520 + 2 * 200);  // 1.9 windows: 1 + 1
+}
+
 TEST(QuotaWall, RanksSharingTheQuotaDrainItTogether) {
   // 0.9 cores per 10 ms on 2 cores. Two busy threads run at once: 4.5 ms per period,
   // 4.5 ms of CPU each, then 5.5 ms stopped.

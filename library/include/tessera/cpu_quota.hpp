@@ -37,15 +37,17 @@ namespace tessera {
 /// one (cgroup CFS bandwidth), the node runs quota.cores x period_us of CPU time per
 /// period, `window` µs of wall time at min(busy, cores) threads at once, then is stopped
 /// until the next period: the work pays the stop each time a window ends inside it. A
-/// rank's local work starts after a wait (for a message, a barrier, the other ranks),
-/// and a rank waits polling, so it drains its window and resumes at the start of the
-/// next: the step meets floor(cpu_us / one thread's CPU per window) stops (a step
-/// shorter than a window none; a long one tends to cpu_us / its share of the quota, the
-/// steady state). A step starting anywhere in a window instead (its median meets
-/// round(…) stops) priced the emulated 4 x 1 cluster's validations worse, in four
-/// databases of four (benchmarker/README.md). There one rank's 64 MiB scatter copy read
-/// 13-17 ms where the copy runs 7.3 ms unstopped. Throws InvalidArgument for cpu_us < 0,
-/// busy < 1, cores < 1 or a negative quota or period. Pure.
+/// rank's local work starts when a wait ends (for a message, a barrier, the other
+/// ranks), at a random moment of the period, and a waiting rank polls: its node is busy.
+/// With x = cpu_us / one thread's CPU per window and f = window / period, the step starts
+/// in a stop 1 - f of the time (then with a whole window: floor(x) stops) and inside a
+/// window f of the time (floor(x) + 1 stops with probability frac(x)): the median is
+/// floor(x), one more when f frac(x) > 1/2 (never at f <= 1/2, e.g. the emulated 4 x 1
+/// cluster's 0.45 CPU). A long step tends to cpu_us / its share of the quota, the steady
+/// state. A step starting anywhere in a window (round(x) stops) priced that cluster's
+/// validations worse with four databases of four (benchmarker/README.md); there one
+/// rank's 64 MiB scatter copy read 13-17 ms where it runs 7.3 ms unstopped. Throws
+/// InvalidArgument for cpu_us < 0, busy < 1, cores < 1 or a negative quota or period. Pure.
 double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores);
 
 }  // namespace tessera
