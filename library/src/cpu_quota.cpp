@@ -84,10 +84,6 @@ int quota_cores(int cores, double quota) {
   return std::clamp(int(std::ceil(quota - 1e-9)), 1, cores);
 }
 
-}  // namespace tessera
-
-namespace tessera {
-
 double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) {
   if (!(cpu_us >= 0)) throw InvalidArgument("a step's CPU time must be >= 0 µs");
   if (busy < 1 || cores < 1)

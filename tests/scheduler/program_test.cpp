@@ -272,6 +272,12 @@ TEST(ProgramPricing, WithTheQuotasPeriodTheComputeRowsAreCpuTimeAndTheNodeStops)
   // Without the period (a database from before it) the rows are the steady state already.
   m.placement.cpu_period_us = 0;
   EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m, 1).phases.compute, unstopped);
+  // A quota of the node's cores or more stops nothing: four ranks on two cores take two
+  // turns, with or without its period, and their copies are not stretched.
+  Placement loose{4, 2, 3.0};
+  loose.cpu_period_us = 2223;
+  EXPECT_DOUBLE_EQ(compute_rounds(loose, 4), 2);
+  EXPECT_DOUBLE_EQ(loose.local_us(100, 4), 100);
 }
 
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {

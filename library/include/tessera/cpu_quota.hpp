@@ -26,10 +26,6 @@ CpuQuota cpu_quota();
 /// quota. Pure.
 int quota_cores(int cores, double quota);
 
-}  // namespace tessera
-
-namespace tessera {
-
 /// The wall time `cpu_us` of one thread's work takes on a node of `cores` cores whose
 /// `busy` threads (the ranks' threads, computing or polling for messages: every one
 /// spends CPU time) share `quota`. Without a quota, or with one that covers the busy

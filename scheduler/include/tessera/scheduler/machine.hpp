@@ -244,8 +244,13 @@ struct Placement {
   /// rows hold the busy node's steady state, and compute_rounds applies the quota).
   /// With it the local work's rows are CPU time and quota_wall_us applies the quota.
   double cpu_period_us = 0;
-  /// The quota as quota_wall_us takes it when a period is known; {0, 0} otherwise.
-  CpuQuota quota() const { return cpu_period_us > 0 && cpu_quota > 0 ? CpuQuota{cpu_quota, cpu_period_us} : CpuQuota{}; }
+  /// The quota as quota_wall_us takes it when a period is known and it is below the
+  /// node's cores (or they are unknown); {0, 0} otherwise: a quota of the cores or more
+  /// stops nothing, and ranks beyond the cores take turns as without one (compute_rounds).
+  CpuQuota quota() const {
+    const bool stops = cpu_quota > 0 && (cores_per_node <= 0 || cpu_quota < cores_per_node);
+    return cpu_period_us > 0 && stops ? CpuQuota{cpu_quota, cpu_period_us} : CpuQuota{};
+  }
   /// The wall time of `cpu_us` of one thread's local work (a compute step, a copy) while
   /// `busy` threads run on its node: quota_wall_us; `cpu_us` itself without a recorded
   /// quota period. A job's busiest node has ranks_on_node(procs) x threads busy: a rank
