@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 #include <cstddef>
 #include <numeric>
 
 #include "cost_row.hpp"
+#include "sample_clock.hpp"
 #include "tessera/error.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
@@ -24,7 +24,6 @@ std::vector<std::pair<int, int>> copy_shapes(bool quick) {
 std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>& shapes,
                                           const StopRule& rule, double budget_s,
                                           const std::function<void(double)>& progress) {
-  using Clock = std::chrono::steady_clock;
   // Source rows are an image's or a tile's rows: a stride wider than the row by at least
   // a typical tile width, so narrow rows (halo columns) each sit on cache lines of their
   // own, as they do when the library mirrors a tile's edges. The destination has a halo's
@@ -50,6 +49,7 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   std::size_t cursor = 0;
 
   RoundScheduler sched(shapes.size(), rule, 17);
+  SampleClock clock(kWallClock);
   run_local_rounds(
       sched, budget_s,
       [&](int cell) {
@@ -61,11 +61,10 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
         cursor += span;
         const std::ptrdiff_t to_stride = dst.width();
         float* to = dst.data() + kMargin * to_stride + kMargin;
-        const auto t0 = Clock::now();
+        clock.start();
         for (int y = 0; y < rows; ++y)
           std::copy_n(from + std::size_t(y) * stride, floats, to + y * to_stride);
-        const auto t1 = Clock::now();
-        return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(rows) * floats);
+        return clock.elapsed_ns() / (double(rows) * floats);
       },
       progress, "copy",
       [&](int cell) {
@@ -169,11 +168,10 @@ void check_distances(const std::vector<int>& distances_mib, const ReuseSweep& sw
 // ns per float of one run of `op` over `floats` floats.
 template <class Op>
 double ns_per_float(Op&& op, double floats) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+  SampleClock clock(kWallClock);
+  clock.start();
   op();
-  const auto t1 = Clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / floats;
+  return clock.elapsed_ns() / floats;
 }
 
 }  // namespace
@@ -281,7 +279,6 @@ std::vector<int> fresh_mirror_distances_mib() { return {1, 16, 128}; }
 std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides, const std::vector<int>& halos,
                                                   const std::vector<int>& distances_mib, int rounds,
                                                   ReuseSweep& sweep) {
-  using Clock = std::chrono::steady_clock;
   if (rounds < 1) throw InvalidArgument("mirroring a fresh tile needs at least one round");
   check_distances(distances_mib, sweep);
   struct Cell {
@@ -310,6 +307,7 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
   // before the copy, as the one-rank pipeline's own step times show it at 2048² (170-204
   // µs; benchmarker/README.md). Without the untimed run first, each sample met the other
   // tiles' copies as well, whatever D.
+  SampleClock clock(kWallClock);
   const std::size_t count = cells.size();
   std::vector<std::vector<double>> values(distances_mib.size() * count);
   for (int r = 0; r < rounds; ++r)
@@ -322,9 +320,9 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
                         int(c.stride)};
         auto copy_then_mirror = [&] {
           for (int y = 0; y < c.side; ++y) std::copy_n(c.image.get() + std::size_t(y) * c.side, c.side, tile.row(y));
-          const auto t0 = Clock::now();
+          clock.start();
           mirror_image_edges(tile, Halo{c.halo, c.halo}, Box{0, 0, c.side, c.side}, c.side, c.side, true, false);
-          return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / (2.0 * c.side * c.halo);
+          return clock.elapsed_ns() / (2.0 * c.side * c.halo);
         };
         copy_then_mirror();
         sweep.run(distances_mib[di]);
@@ -346,7 +344,7 @@ std::vector<std::size_t> first_touch_sizes(bool quick) {
 }
 
 std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>& sizes, int samples) {
-  using Clock = std::chrono::steady_clock;
+  SampleClock clock(kWallClock);
   if (samples < 1) throw InvalidArgument("first touch needs at least one sample per size");
   for (std::size_t bytes : sizes)
     if (bytes < sizeof(float)) throw InvalidArgument("first-touch buffer must hold at least one float");
@@ -370,14 +368,15 @@ std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>&
       const std::size_t bytes = sizes[i];
       float* p = held.map(bytes);
       const std::size_t floats = bytes / sizeof(float);
-      const auto t0 = Clock::now();
+      clock.start();
       std::fill_n(p, floats, 1.0f);
-      const auto t1 = Clock::now();
+      const double first = clock.elapsed_ns();
+      clock.start();
       std::fill_n(p, floats, 2.0f);
-      const auto t2 = Clock::now();
+      const double second = clock.elapsed_ns();
       // A first write costs at least a second one; a sample below it (a second write
       // throttled by a CPU quota, or preempted) counts as none.
-      const double extra = std::chrono::duration<double, std::nano>((t1 - t0) - (t2 - t1)).count();
+      const double extra = first - second;
       values[i].push_back(std::max(0.0, extra) / double(bytes));
     }
   std::vector<perfdb::ComputeCost> out;

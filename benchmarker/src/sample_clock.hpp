@@ -24,6 +24,10 @@ namespace tessera::bench {
 /// time. Pure.
 double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores);
 
+/// SampleClock(kWallClock) reads the wall clock whatever the quota: the copies, first
+/// touch and the phase call, whose samples are shorter than the quota's window.
+inline constexpr double kWallClock = 0.0;
+
 /// This process's CPU quota in cores when it is below the hardware threads
 /// (perfdb::cpu_quota_cores), read once; 0 for none.
 double sample_quota_cores();

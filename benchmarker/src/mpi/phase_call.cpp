@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "../cost_row.hpp"
+#include "../sample_clock.hpp"
 #include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
@@ -25,14 +25,14 @@ Summary time_calls(const Team& solo, int samples, int calls, const std::function
   const Gather gather(solo, partition, GatherAlgorithm::oft);
   Image whole(64, 64, 0.0f);
   const ConstView in_place = whole.view();
-  using Clock = std::chrono::steady_clock;
+  SampleClock clock(kWallClock);
   std::vector<double> ns;
   for (int s = 0; s < samples + 1; ++s) {  // the first sample warms up
     before(s);
-    const auto t0 = Clock::now();
+    clock.start();
     for (int c = 0; c < calls; ++c) gather.run(in_place, whole);
-    const auto t1 = Clock::now();
-    if (s > 0) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / calls);
+    const double elapsed = clock.elapsed_ns();
+    if (s > 0) ns.push_back(elapsed / calls);
   }
   return summarize(ns);
 }

@@ -256,9 +256,10 @@ struct Placement {
   /// quota period. A job's busiest node has ranks_on_node(procs) x threads busy: a rank
   /// waiting for a message polls, it spends CPU time too.
   double local_us(double cpu_us, int busy) const {
-    if (quota().cores == 0) return cpu_us;
+    const CpuQuota q = quota();
+    if (q.cores == 0) return cpu_us;
     busy = std::max(1, busy);
-    return quota_wall_us(cpu_us, quota(), busy, cores_per_node > 0 ? cores_per_node : busy);
+    return quota_wall_us(cpu_us, q, busy, cores_per_node > 0 ? cores_per_node : busy);
   }
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   /// Ranks of a `procs`-rank job on its busiest node (nodes filled in blocks; all of
