@@ -12,6 +12,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <numbers>
+#include <optional>
 #include <random>
 
 #include "tessera/apps/corners.hpp"
@@ -523,6 +524,55 @@ TEST(Program, TracedRunsNameEachPlanAndTimeEachOfItsSteps) {
     std::map<std::string, StepSeconds> idle;
     (void)gauss.run(s, image, one, nullptr, &idle);
     EXPECT_EQ(idle.empty(), s.rank() != 0);
+  }
+}
+
+// A timed run: the phases are the critical path's steps, so they add up to the total,
+// none is negative, and every working rank holds the same figures; the root decides
+// whether the run is timed (a rank without `times` still takes part), and idle ranks'
+// figures are left alone.
+TEST(Program, TimedPhasesAddUpToTheTotalOnEveryWorkingRank) {
+  const Session& s = session();
+  GaussianOptions g;
+  g.sigma = 2.0;
+  const Program gauss = apps::gauss_program(g);
+  const Image image = random_image(kW, kH, 14);
+  std::optional<Plan> feasible;
+  for (const Grid& grid : grids_for(s.size())) {
+    if (!infeasibility(Partition(kW, kH, grid), gauss.halo()).empty()) continue;
+    const Plan plan{grid, ScatterAlgorithm::sbt, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+    feasible = plan;
+    PhaseSeconds t;
+    (void)gauss.run(s, image, plan, &t);
+    EXPECT_GT(t.total, 0.0) << describe(plan);
+    for (double phase : {t.scatter, t.exchange, t.compute, t.gather}) EXPECT_GE(phase, 0.0) << describe(plan);
+    EXPECT_GT(t.compute, 0.0) << describe(plan);
+    EXPECT_NEAR(t.scatter + t.exchange + t.compute + t.gather, t.total, 1e-9 * (1 + t.total)) << describe(plan);
+    const Team world = s.team(s.size());
+    EXPECT_EQ(world.max(t.total), t.total) << describe(plan);  // the same on every rank
+    EXPECT_EQ(world.max(t.exchange), t.exchange) << describe(plan);
+  }
+  ASSERT_TRUE(feasible.has_value());
+  // Only the root asks: every rank still runs the timed run (no rank waits alone).
+  PhaseSeconds root;
+  (void)gauss.run(s, image, *feasible, s.is_root() ? &root : nullptr);
+  if (s.is_root()) {
+    EXPECT_GT(root.total, 0.0);
+  }
+  // The root does not ask: another rank's figures are left as they were.
+  PhaseSeconds untouched;
+  untouched.total = -1;
+  (void)gauss.run(s, image, *feasible, s.is_root() ? nullptr : &untouched);
+  EXPECT_EQ(untouched.total, -1);
+  if (s.size() > 1) {  // one working rank: the idle ranks' figures stay
+    PhaseSeconds idle;
+    idle.total = -2;
+    (void)gauss.run(s, image, Plan{Grid{1, 1}}, &idle);
+    if (s.rank() > 0) {
+      EXPECT_EQ(idle.total, -2);
+    } else {
+      EXPECT_GT(idle.total, 0.0);
+    }
   }
 }
 

@@ -6,7 +6,9 @@
 
 namespace tessera {
 
-/// Wall-clock seconds spent in each phase (maximum over ranks, measured on the root).
+/// Wall-clock seconds of a run and its phases' shares of it (Program::run: each stage
+/// counts from the last rank's end of the stage before to the last rank's end of it;
+/// the phases add up to the total).
 /// (The scheduler's predictions per phase are scheduler::PhaseMicros, in µs.)
 struct PhaseSeconds {
   double scatter = 0, exchange = 0, compute = 0, gather = 0, total = 0;

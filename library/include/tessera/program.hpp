@@ -106,8 +106,13 @@ class Program {
 
   /// Runs the program on `image` (used on the root only) with `plan`. Ranks >=
   /// plan.procs() idle. Throws InfeasiblePlan (on every rank) if the plan does not fit
-  /// the session or the image. With `times`, phases are separated by barriers and
-  /// timed (scatter; exchange; compute incl. reductions; gather). With `steps`, each
+  /// the session or the image. With `times` (the root's decides: every rank times the
+  /// run when the root asks), the run starts after a barrier and every stage's share
+  /// of it is timed without another barrier, on the root's clock (Session::clock_offset,
+  /// estimated collectively at the first timed run): how much later the last rank ended
+  /// the stage than the last rank ended the stage before. The phases (scatter; exchange;
+  /// compute incl. reductions; gather) so add up to the total, on every working rank
+  /// alike. With `steps`, each
   /// communication plan the run executes appends its steps' times on this rank (a
   /// tracing aid, StepSeconds) under its name: "scatter ALG", "exchange ALG halo XxY",
   /// "gather ALG" (one map per plan and image size: a map given runs of another plan

@@ -5,6 +5,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,22 @@ class Session {
   /// Peak resident set size of this process so far, in bytes. Local.
   static double peak_rss_bytes();
 
+  /// `clock` (seconds) read on this rank minus read on the root, by Cristian's method:
+  /// `round_trips` round trips with the root, each rank in turn, the shortest trusted
+  /// (tessera::clock_offset). 0 on the root. Collective. Throws InvalidArgument if
+  /// round_trips < 1.
+  double estimate_clock_offset(const std::function<double()>& clock, int round_trips) const;
+  /// This rank's steady clock (std::chrono::steady_clock) minus the root's, seconds:
+  /// estimate_clock_offset with 30 round trips at the first call, kept for the session.
+  /// Collective at the first call (every rank must make it at the same point of the
+  /// program), local after. The clocks of one host are one clock (the estimate is then 0
+  /// within a round trip); across hosts the kept value does not follow their drift (parts
+  /// per million).
+  double clock_offset() const;
+  /// The root's steady clock, in seconds, read on this rank: the steady clock minus
+  /// clock_offset(). Local; throws tessera::Error before the first clock_offset().
+  double synced_now() const;
+
   /// The ranks 0..procs-1 that run a plan of `procs` ranks; the others get an inactive
   /// Team and idle. Throws InfeasiblePlan if procs exceeds the ranks started.
   /// Collective over all ranks (a communicator split when some ranks idle).
@@ -79,6 +96,7 @@ class Session {
   std::vector<int> node_world_ranks_;  // world ranks on this rank's node
   int ranks_per_node_ = 1;
   bool owns_mpi_ = false;
+  mutable std::optional<double> clock_offset_;
 };
 
 /// Reads `team`'s pair latency (Team::pair_latency_us) into `watch` and, while it reads
@@ -114,6 +132,9 @@ class Team {
   void barrier() const;
   /// The largest `value` over the team, on every member. Collective over the team.
   double max(double value) const;
+  /// The element-wise largest of `values` over the team (the same length on every
+  /// member), on every member. Collective over the team.
+  std::vector<double> max(std::vector<double> values) const;
   /// Wall-clock time in seconds (MPI_Wtime). Local.
   static double now();
   /// One-way latency between the team's ranks 0 and 1, µs: the median of `round_trips`

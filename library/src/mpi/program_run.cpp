@@ -223,8 +223,13 @@ struct Run {
 ProgramResults Program::run(const Session& session, const Image& image, const Plan& plan, PhaseSeconds* times,
                             std::map<std::string, StepSeconds>* steps) const {
   const detail::Comm& world = session.comm();
-  int size[2] = {image.width(), image.height()};
-  detail::check(MPI_Bcast(size, 2, MPI_INT, 0, world.comm), "MPI_Bcast");
+  // The size, and whether the root times the run: every rank follows the root.
+  int size[3] = {image.width(), image.height(), times ? 1 : 0};
+  detail::check(MPI_Bcast(size, 3, MPI_INT, 0, world.comm), "MPI_Bcast");
+  PhaseSeconds unasked;
+  if (!size[2]) times = nullptr;
+  else if (!times) times = &unasked;
+  if (times) session.clock_offset();  // collective the first time: idle ranks too
   std::optional<Lowered> lowered;
   session.agree([&] {
     lowered.emplace(detail::lower(*graph_));
@@ -254,17 +259,20 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
     for (const Stage& st : l.stages)
       if (st.kind == Stage::Kind::exchange) run.exchange_for(st.halo);
 
-    double t0 = 0, mark = 0;
-    auto phase = [&](double* slot) {
+    // Timed: when this rank ended each stage, on the root's clock, and the stage's phase.
+    // No barriers between the stages: the run is the untimed run plus clock reads.
+    std::vector<double> ends;
+    std::vector<double PhaseSeconds::*> slots;
+    auto stage_ended = [&](double PhaseSeconds::*slot) {
       if (!times) return;
-      team.barrier();
-      const double now = Team::now();
-      if (slot) *slot += now - mark;
-      mark = now;
+      ends.push_back(session.synced_now());
+      slots.push_back(slot);
     };
-    if (times) *times = PhaseSeconds{};
-    phase(nullptr);
-    t0 = mark;
+    if (times) {
+      *times = PhaseSeconds{};
+      team.barrier();
+      stage_ended(nullptr);
+    }
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                                 std::size_t(session.threads_for(plan.procs())));
     for (const Stage& st : l.stages) {
@@ -331,9 +339,18 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
       // A stage ends when its dead buffers are back in the pool: their return counts in
       // its phase, not in the next one.
       for (int m : st.free_after) run.drop(m);
-      phase(times && slot ? &(times->*slot) : nullptr);
+      stage_ended(slot);
     }
-    if (times) times->total = mark - t0;
+    if (times) {
+      // A stage's share of the run is how much later its last rank ended it than the last
+      // rank ended the stage before: the critical path's steps, which add up to the run.
+      // (A barrier after each stage would add its own cost to every phase: under a CPU
+      // quota 2-3 ms, a stopped node's release.)
+      const std::vector<double> last = team.max(ends);
+      for (std::size_t k = 1; k < last.size(); ++k)
+        if (slots[k]) times->*slots[k] += last[k] - last[k - 1];
+      times->total = last.back() - last.front();
+    }
     // A plan this run built but never ran (no image output: no gather) leaves no entry.
     if (steps) std::erase_if(*steps, [](const auto& named) { return named.second.runs.empty(); });
     for (const auto& o : g.outputs)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "tessera/clock_sync.hpp"
 #include "tessera/cpu_quota.hpp"
 #include "tessera/error.hpp"
 #include "tessera/statistics.hpp"
@@ -65,6 +66,53 @@ Session::~Session() {
 
 int Session::rank() const { return comm_->rank; }
 int Session::size() const { return comm_->size; }
+
+double Session::estimate_clock_offset(const std::function<double()>& clock, int round_trips) const {
+  if (round_trips < 1) throw InvalidArgument("a clock offset needs at least one round trip");
+  constexpr int kTag = 301;  // no plan's tag (theirs are 101-201), nor pair_latency_us's
+  const MPI_Comm c = comm_->comm;
+  std::vector<double> offsets(std::size_t(size()), 0.0);
+  if (rank() == 0) {
+    std::vector<ClockReading> readings(static_cast<std::size_t>(round_trips));
+    for (int peer = 1; peer < size(); ++peer) {
+      for (ClockReading& r : readings) {
+        const char ask = 1;
+        r.sent = clock();
+        detail::check(MPI_Send(&ask, 1, MPI_CHAR, peer, kTag, c), "MPI_Send");
+        detail::check(MPI_Recv(&r.peer, 1, MPI_DOUBLE, peer, kTag, c, MPI_STATUS_IGNORE), "MPI_Recv");
+        r.received = clock();
+      }
+      offsets[std::size_t(peer)] = tessera::clock_offset(readings);  // the pure one
+    }
+  } else {
+    for (int k = 0; k < round_trips; ++k) {
+      char ask = 0;
+      detail::check(MPI_Recv(&ask, 1, MPI_CHAR, 0, kTag, c, MPI_STATUS_IGNORE), "MPI_Recv");
+      const double now = clock();
+      detail::check(MPI_Send(&now, 1, MPI_DOUBLE, 0, kTag, c), "MPI_Send");
+    }
+  }
+  double mine = 0;
+  detail::check(MPI_Scatter(offsets.data(), 1, MPI_DOUBLE, &mine, 1, MPI_DOUBLE, 0, c), "MPI_Scatter");
+  return mine;
+}
+
+namespace {
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+double Session::clock_offset() const {
+  if (!clock_offset_) clock_offset_ = estimate_clock_offset(steady_seconds, 30);
+  return *clock_offset_;
+}
+
+double Session::synced_now() const {
+  // Not estimated here: the first estimate is collective, and a read is local.
+  if (!clock_offset_) throw Error("synced_now() before the collective clock_offset()");
+  return steady_seconds() - *clock_offset_;
+}
 
 void Session::barrier() const { detail::check(MPI_Barrier(comm_->comm), "MPI_Barrier"); }
 
@@ -157,6 +205,12 @@ void Team::barrier() const { detail::check(MPI_Barrier(comm_->comm), "MPI_Barrie
 double Team::max(double value) const {
   double worst = value;
   detail::check(MPI_Allreduce(&value, &worst, 1, MPI_DOUBLE, MPI_MAX, comm_->comm), "MPI_Allreduce");
+  return worst;
+}
+std::vector<double> Team::max(std::vector<double> values) const {
+  std::vector<double> worst(values.size());
+  detail::check(MPI_Allreduce(values.data(), worst.data(), int(values.size()), MPI_DOUBLE, MPI_MAX, comm_->comm),
+                "MPI_Allreduce");
   return worst;
 }
 double Team::now() { return MPI_Wtime(); }
