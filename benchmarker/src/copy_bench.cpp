@@ -49,7 +49,7 @@ std::vector<perfdb::ComputeCost> run_copy(const std::vector<std::pair<int, int>>
   std::size_t cursor = 0;
 
   RoundScheduler sched(shapes.size(), rule, 17);
-  SampleClock clock(kWallClock);
+  SampleClock clock;
   run_local_rounds(
       sched, budget_s,
       [&](int cell) {
@@ -168,7 +168,7 @@ void check_distances(const std::vector<int>& distances_mib, const ReuseSweep& sw
 // ns per float of one run of `op` over `floats` floats.
 template <class Op>
 double ns_per_float(Op&& op, double floats) {
-  SampleClock clock(kWallClock);
+  SampleClock clock;
   clock.start();
   op();
   return clock.elapsed_ns() / floats;
@@ -307,7 +307,7 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
   // before the copy, as the one-rank pipeline's own step times show it at 2048² (170-204
   // µs; benchmarker/README.md). Without the untimed run first, each sample met the other
   // tiles' copies as well, whatever D.
-  SampleClock clock(kWallClock);
+  SampleClock clock;
   const std::size_t count = cells.size();
   std::vector<std::vector<double>> values(distances_mib.size() * count);
   for (int r = 0; r < rounds; ++r)
@@ -344,7 +344,7 @@ std::vector<std::size_t> first_touch_sizes(bool quick) {
 }
 
 std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>& sizes, int samples) {
-  SampleClock clock(kWallClock);
+  SampleClock clock;
   if (samples < 1) throw InvalidArgument("first touch needs at least one sample per size");
   for (std::size_t bytes : sizes)
     if (bytes < sizeof(float)) throw InvalidArgument("first-touch buffer must hold at least one float");

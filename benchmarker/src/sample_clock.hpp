@@ -1,10 +1,12 @@
 #pragma once
-// The clock the compute samples (the derivative pipeline, the primitives) are timed with.
-// Without a CPU quota it is the wall clock. Under one it reads the work's CPU time, what
-// the sample costs when the quota does not stop it, and the scheduler applies the quota
-// (tessera::quota_wall_us, with the period the database records). (The copies, first
-// touch and the phase call stay on the wall clock: their samples are shorter than what
-// the quota lets run per period; benchmarker/README.md.)
+// The clock every local sample (the derivative pipeline, the primitives, the copies and
+// mirrors, first touch, the phase call) is timed with. Without a CPU quota it is the
+// wall clock. Under one it reads the work's CPU time, what the sample costs when the
+// quota does not stop it, and the scheduler applies the quota (tessera::quota_wall_us,
+// with the period the database records). (Until the twenty-sixth session the copies,
+// first touch and the phase call stayed on the wall clock, as samples shorter than the
+// quota's window; but a copy timed after a sweep starts with the window the sweep
+// drained, and its stops were then priced twice; benchmarker/README.md.)
 //
 // A CPU quota (cgroup cpu.cfs_quota_us / cfs_period_us = q cores) lets a node run q cores'
 // worth of time per period, then stops it until the next. One sample of the bench lands
@@ -23,10 +25,6 @@ namespace tessera::bench {
 /// share and then waits on the others, so its CPU time is the sample's unstopped wall
 /// time. Pure.
 double priced_sample_ns(double wall_ns, double cpu_ns, double quota_cores);
-
-/// SampleClock(kWallClock) reads the wall clock whatever the quota: the copies, first
-/// touch and the phase call, whose samples are shorter than the quota's window.
-inline constexpr double kWallClock = 0.0;
 
 /// This process's CPU quota in cores when it is below the hardware threads
 /// (perfdb::cpu_quota_cores), read once; 0 for none.

@@ -25,7 +25,7 @@ Summary time_calls(const Team& solo, int samples, int calls, const std::function
   const Gather gather(solo, partition, GatherAlgorithm::oft);
   Image whole(64, 64, 0.0f);
   const ConstView in_place = whole.view();
-  SampleClock clock(kWallClock);
+  SampleClock clock;
   std::vector<double> ns;
   for (int s = 0; s < samples + 1; ++s) {  // the first sample warms up
     before(s);
