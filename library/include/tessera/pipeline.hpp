@@ -25,7 +25,7 @@ Program derivatives_program(const GaussianOptions& options);
 /// gaussian_derivatives(image, options). `image` is used on the root only. Ranks >=
 /// plan.procs() idle. Throws InvalidArgument (bad options, on every rank) or
 /// InfeasiblePlan (on every rank) if the plan does not fit the session or the image.
-/// If `times` is given, phases are separated by barriers and timed (Program::run).
+/// If `times` is given, the run and its phases are timed as Program::run times them.
 /// Collective.
 std::vector<Image> gaussian_derivatives(const Session& session, const Image& image,
                                         const GaussianOptions& options, const Plan& plan,
