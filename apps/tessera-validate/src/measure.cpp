@@ -128,7 +128,8 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
         program.run(session, image, items[k], &t);
         const double moved = working ? double(preemptions() - p0) : 0.0;
         if (!working) t = PhaseSeconds{};
-        // The slowest working rank's view of each phase (idle ranks give 0).
+        // Every working rank holds the same figures (Program::run reduces them); the
+        // maximum over the session takes them past the idle ranks' zeros.
         PhaseSeconds worst;
         worst.scatter = world.max(t.scatter);
         worst.exchange = world.max(t.exchange);

@@ -106,7 +106,7 @@ class Program {
 
   /// Runs the program on `image` (used on the root only) with `plan`. Ranks >=
   /// plan.procs() idle. Throws InfeasiblePlan (on every rank) if the plan does not fit
-  /// the session or the image. With `times` (the root's decides: every rank times the
+  /// the session or the image. With `times` (the root decides: every rank times the
   /// run when the root asks), the run starts after a barrier and every stage's share
   /// of it is timed without another barrier, on the root's clock (Session::clock_offset,
   /// estimated collectively at the first timed run): how much later the last rank ended
