@@ -331,19 +331,19 @@ TEST(Distributed, PairLatencyIsRankZerosReadingOnEveryMember) {
 // The clock offset: each rank's clock shifted by rank x 1.5 s is found shifted by as
 // much (within a round trip's half: under 20 ms even with seven ranks on two cores);
 // the session's own steady clocks, one clock on one host, agree within as much.
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 TEST(Distributed, ClockOffsetsRecoverEachRanksShift) {
   const auto& s = session();
   const double shift = 1.5 * s.rank();
-  auto shifted = [shift] {
-    return shift + std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
+  auto shifted = [shift] { return shift + steady_seconds(); };
   EXPECT_NEAR(s.estimate_clock_offset(shifted, 20), shift, 0.02);
   EXPECT_NEAR(s.clock_offset(), 0.0, 0.02);
   EXPECT_EQ(s.clock_offset(), s.clock_offset());  // kept: local after the first call
   const double root = s.synced_now();
-  const double steady =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  EXPECT_NEAR(root, steady, 0.02);
+  EXPECT_NEAR(root, steady_seconds(), 0.02);
   EXPECT_THROW(s.estimate_clock_offset(shifted, 0), InvalidArgument);
 }
 

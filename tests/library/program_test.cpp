@@ -57,6 +57,13 @@ Image shapes_image(int w, int h) {
   return img;
 }
 
+// The gauss app's program at `sigma` (the library's other defaults).
+Program gauss_program_at(double sigma) {
+  GaussianOptions g;
+  g.sigma = sigma;
+  return apps::gauss_program(g);
+}
+
 cv::Mat as_mat(const Image& img) {
   return cv::Mat(img.height(), img.width(), CV_32F, const_cast<float*>(img.data())).clone();
 }
@@ -470,9 +477,7 @@ TEST(Program, RunsCommunicateExactlyAsDescribed) {
   expect_run_matches_description(apps::edges_program(e), shapes_image(kW, kH), "edges");
   apps::CornersOptions c;
   expect_run_matches_description(apps::corners_program(c), shapes_image(kW, kH), "corners");
-  GaussianOptions g;
-  g.sigma = 2.0;
-  expect_run_matches_description(apps::gauss_program(g), random_image(kW, kH, 9), "gauss");
+  expect_run_matches_description(gauss_program_at(2.0), random_image(kW, kH, 9), "gauss");
   Program p;
   const DImage a = p.input();
   p.output("s", sum(a));
@@ -488,9 +493,7 @@ TEST(Program, TracedRunsNameEachPlanAndTimeEachOfItsSteps) {
   // and the gather once per run, the exchange once per image it exchanges; a program
   // without image outputs gathers nothing and has no gather entry. Idle ranks: none.
   const Session& s = session();
-  GaussianOptions g;
-  g.sigma = 1.0;
-  const Program gauss = apps::gauss_program(g);
+  const Program gauss = gauss_program_at(1.0);
   const Image image = random_image(kW, kH, 12);
   const Plan plan{grids_for(s.size()).back(), ScatterAlgorithm::sbt, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
   const Halo halo = gauss.halo();
@@ -533,9 +536,7 @@ TEST(Program, TracedRunsNameEachPlanAndTimeEachOfItsSteps) {
 // figures are left alone.
 TEST(Program, TimedPhasesAddUpToTheTotalOnEveryWorkingRank) {
   const Session& s = session();
-  GaussianOptions g;
-  g.sigma = 2.0;
-  const Program gauss = apps::gauss_program(g);
+  const Program gauss = gauss_program_at(2.0);
   const Image image = random_image(kW, kH, 14);
   std::optional<Plan> feasible;
   for (const Grid& grid : grids_for(s.size())) {
@@ -610,9 +611,7 @@ TEST(Program, FirstRunMapsTheBuffersTheSchedulerPredicts) {
   // Large enough that tiles are pooled (>= 256 KiB) at most grids, the whole images
   // past 2 MiB (huge pages), tiles at 7 ranks below it.
   constexpr int w = 1030, h = 770;
-  GaussianOptions g;
-  g.sigma = 2.0;
-  expect_first_run_maps_as_predicted(apps::gauss_program(g), random_image(w, h, 11), "gauss");
+  expect_first_run_maps_as_predicted(gauss_program_at(2.0), random_image(w, h, 11), "gauss");
   apps::EdgesOptions e;
   e.sigma = 1.5;
   expect_first_run_maps_as_predicted(apps::edges_program(e), shapes_image(w, h), "edges");

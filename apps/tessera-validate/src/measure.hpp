@@ -43,18 +43,20 @@ double memory_bandwidth_gbs(const Team& world);
 
 /// Times an app's `program` phase by phase: for every grid, each of covering_plans(grid)
 /// runs with Program::run(..., PhaseSeconds*) (each phase its stages' shares of the
-/// critical path, on the root's clock; no barrier between them). Observations: scatter per scatter algorithm, exchange
-/// per exchange algorithm, compute (per exchange algorithm when `compute_by_exchange`,
-/// the samples of every covering plan otherwise) and gather per gather algorithm, each
-/// from the samples of the runs that used it. As Program::run reports them, compute
-/// holds everything between the scatter and the gathers but the exchange stages:
-/// reductions and an iterative operation's rounds (exchanges included) too.
+/// critical path, on the root's clock; no barrier between them). Observations: scatter
+/// per scatter algorithm, exchange per exchange algorithm, compute (per exchange
+/// algorithm when `compute_by_exchange`, the samples of every covering plan otherwise)
+/// and gather per gather algorithm, each from the samples of the runs that used it. As
+/// Program::run reports them, compute holds everything between the scatter and the
+/// gathers but the exchange stages: reductions and an iterative operation's rounds
+/// (exchanges included) too.
 /// Each run starts after a barrier and runs as it would untimed (Program::run), so a
 /// phase finds the caches, the buffers and the peers as the program's own previous
 /// phase leaves them (until the twenty-sixth session a barrier ended every phase, and
-/// under a CPU quota its cost, 2-3 ms, went into the phase), and, after `repetition.warm_runs` untimed runs of the same plan
-/// (round_runs), the run as its own previous run leaves them: the state the scheduler
-/// prices. A timed run is one sample of its item.
+/// under a CPU quota its cost, 2-3 ms, went into the phase), and, after
+/// `repetition.warm_runs` untimed runs of the same plan (round_runs), the run as its own
+/// previous run leaves them: the state the scheduler prices. A timed run is one sample
+/// of its item.
 /// `image` is read on the root only. Observations on the root, empty elsewhere. Collective over
 /// the session (every rank takes part in every run; ranks beyond the plan idle). With
 /// `watch`, every timed round is read before and after (memory_bandwidth_gbs, the same on
