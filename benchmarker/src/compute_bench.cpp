@@ -179,6 +179,37 @@ std::vector<perfdb::ComputeCost> time_thread_wake(int threads, int samples) {
   return rows;
 }
 
+QuotaCycleCounter::QuotaCycleCounter(double gap_us) : gap_us_(gap_us) {
+  if (!(gap_us > 0)) throw InvalidArgument("a stop's least gap must be > 0 µs");
+}
+
+void QuotaCycleCounter::tick(double now_us) {
+  if (last_ >= 0 && now_us - last_ > gap_us_) {
+    if (run_start_ >= 0) runs_.push_back(last_ - run_start_);
+    stops_.push_back(now_us - last_);
+    run_start_ = now_us;
+  }
+  last_ = now_us;
+}
+
+std::vector<perfdb::ComputeCost> time_quota_cycle(double seconds) {
+  using Clock = std::chrono::steady_clock;
+  if (!(seconds > 0)) throw InvalidArgument("timing a quota's stops needs more than 0 s");
+  QuotaCycleCounter counter(100.0);
+  const auto t0 = Clock::now();
+  for (double now = 0; now < seconds * 1e6;) {
+    now = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    counter.tick(now);
+  }
+  if (counter.stops_us().size() < 3 || counter.runs_us().size() < 2) return {};
+  auto row = [](const char* operation, const std::vector<double>& us) {
+    std::vector<double> ns(us.size());
+    std::transform(us.begin(), us.end(), ns.begin(), [](double v) { return 1000.0 * v; });
+    return cost_row(operation, "", 1, {1, 1}, summarize(ns), 1);
+  };
+  return {row(perfdb::kComputeQuotaStop, counter.stops_us()), row(perfdb::kComputeQuotaRun, counter.runs_us())};
+}
+
 detail::PixelProgram pixel_chain(int ops) {
   using detail::Op;
   // Registers 0 and 1 load the image (leaf node 0) and the scalar (node 1); each

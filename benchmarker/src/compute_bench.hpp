@@ -88,6 +88,32 @@ std::vector<int> thread_wake_gaps_us();
 /// InvalidArgument for fewer than 2 threads or samples below 1.
 std::vector<perfdb::ComputeCost> time_thread_wake(int threads, int samples = 21);
 
+/// The stops and runs of a thread that spins on its clock, from its readings in turn
+/// (µs, ascending): a gap between two readings longer than `gap_us` is a stop (the
+/// thread was not running: a CPU quota's throttling, or another process), and the time
+/// between two stops a run; the runs before the first and after the last stop are
+/// partial and not counted. Pure.
+class QuotaCycleCounter {
+ public:
+  explicit QuotaCycleCounter(double gap_us);
+  void tick(double now_us);
+  const std::vector<double>& stops_us() const { return stops_; }
+  const std::vector<double>& runs_us() const { return runs_; }
+
+ private:
+  double gap_us_;
+  double last_ = -1;           // the previous reading; < 0 before the first
+  double run_start_ = -1;      // end of the last stop; < 0 before the first stop
+  std::vector<double> stops_, runs_;
+};
+
+/// How this process's CPU quota stops a busy thread: one thread spins on the steady
+/// clock for `seconds`, QuotaCycleCounter with 100 µs gaps. Rows kComputeQuotaStop and
+/// kComputeQuotaRun (ns per stop / run, median and quartiles; tile 1x1, taps 1, one
+/// thread), or none when it met fewer than 3 stops (no quota stops it). Throws
+/// InvalidArgument for seconds <= 0.
+std::vector<perfdb::ComputeCost> time_quota_cycle(double seconds);
+
 /// Tile shapes for the primitives: the pipeline's areas, each wide (512, 2048 from 1 Mi
 /// pixels), then the smallest area again 64 wide — a narrow tile costs more per pixel
 /// (shorter rows), which planning sees by nearest width and area (log scale).

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "placement.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "schedule.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/latency_watch.hpp"
@@ -313,6 +315,13 @@ class Measurement {
           const auto wakes = tb::time_thread_wake(threads.back());
           copies.insert(copies.end(), wakes.begin(), wakes.end());
           part_done("wake");
+        }
+        // Under a CPU quota below the cores: how long it stops a busy node, and how long
+        // the node runs in between (what a waiting rank's peer makes it wait).
+        if (tb::throttled(pdb::cpu_quota_cores(), std::max(1u, std::thread::hardware_concurrency()))) {
+          const auto cycle = tb::time_quota_cycle(opt_.quick ? 0.5 : 1.0);
+          copies.insert(copies.end(), cycle.begin(), cycle.end());
+          part_done("quota");
         }
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).

@@ -348,6 +348,16 @@ scheduler::ThreadWake thread_wake_of(const perfdb::RunData& run) {
   return w;
 }
 
+// How the node's CPU quota stops it when busy (operations "quota_stop" and "quota_run",
+// ns each): the medians in µs into the placement; left at 0 when the run has neither.
+void fill_quota_cycle(scheduler::Placement& p, const perfdb::RunData& run) {
+  for (const auto& c : run.compute) {
+    const bool stop = c.operation == perfdb::kComputeQuotaStop, go = c.operation == perfdb::kComputeQuotaRun;
+    if ((stop || go) && std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0)
+      (stop ? p.quota_stop_us : p.quota_run_us) = c.ns_per_pixel / 1000.0;
+  }
+}
+
 // The copies timed on several ranks of one node at once (operation
 // "copy_after_together", taps = MiB each rank swept, threads = ranks), by the bytes the
 // node touched in all (taps x ranks, as the scheduler's run footprint counts a node's
@@ -389,6 +399,7 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.first_touch = first_touch_of(run);
   m.gather_bookkeeping = gather_bookkeeping_of(run);
   m.thread_wake = thread_wake_of(run);
+  fill_quota_cycle(m.placement, run);
 }
 
 struct Found {
@@ -615,6 +626,9 @@ PlanResult plan_for(const PlanRequest& request, const LoadedMachine& loaded) {
                            ? "; " + std::to_string(r.search.unpriced) + " sbt/bcast/mpi candidates above " +
                                  std::to_string(scheduler::kMaxSimulatedTreeRanks) +
                                  " ranks on uneven tiles have no exact fast price and were skipped"
+                           : std::string()) +
+                      (machine.params.placement.quota_wakes()
+                           ? "; the closed forms leave out what a rank waits for a peer its CPU quota stopped"
                            : std::string()));
   return r;
 }

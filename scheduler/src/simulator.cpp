@@ -47,6 +47,7 @@ namespace {
 struct InFlight {
   double arrival = 0;  // time the message is complete at the receiver (sender start + F)
   double recv_us = 0;  // R of this message
+  double wake_us = 0;  // what a receiver that waited for it pays after (Placement::wake_us)
 };
 
 // FIFO per (sender, receiver) pair: a vector with a read index, so no deque allocations.
@@ -64,6 +65,14 @@ struct RankState {
   std::size_t posted_done = 0;                 // irecvs already matched by the current wait_all
   int blocked_on = -1;                         // source whose message the rank waits for
 };
+
+// When a receive posted at `posted` completes for a rank that waits from `waiting`: its
+// own receive time after the post, or the message's arrival; a rank that was waiting
+// when it arrived pays its wake-up too (under a CPU quota, see Placement::wake_us).
+double received(double posted, double waiting, const InFlight& msg) {
+  const double arrived = msg.arrival > waiting ? msg.arrival + msg.wake_us : msg.arrival;
+  return std::max(posted + msg.recv_us, arrived);
+}
 
 }  // namespace
 
@@ -118,7 +127,8 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
         m.path = Path::recv;
         const double R = model.time_us(m);
         auto& ch = channels[key(r, op.peer)];
-        ch.messages.push_back({start + F, R});
+        const double wake = m.level == Level::inter ? placement.wake_us(F, busy) : 0.0;
+        ch.messages.push_back({start + F, R, wake});
         s.clock += S;
         if (op.kind == OpKind::isend) s.outstanding = std::max(s.outstanding, s.clock);
         record(r, op, start, s.clock, op.bytes);
@@ -140,7 +150,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
           break;
         }
         const InFlight msg = ch.messages[ch.head++];
-        s.clock = std::max(start + msg.recv_us, msg.arrival);
+        s.clock = received(start, start, msg);
         record(r, op, start, s.clock, 0);
         break;
       }
@@ -159,7 +169,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const Place
           if (!ch.has()) break;
           const InFlight msg = ch.messages[ch.head++];
           // From here on the entry holds the receive's completion, not its post time.
-          s.posted[s.posted_done].second = std::max(posted_at + msg.recv_us, msg.arrival);
+          s.posted[s.posted_done].second = received(posted_at, start, msg);
         }
         if (s.posted_done < s.posted.size()) {
           s.blocked_on = s.posted[s.posted_done].first;

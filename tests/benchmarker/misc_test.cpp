@@ -352,3 +352,19 @@ TEST(CopiesTogether, EverySampleStartsTogetherAndIsTheSlowestRanks) {
   EXPECT_THROW(tb::run_copies_together(shapes, {3}, 1, sweep, together), tessera::InvalidArgument);
   EXPECT_THROW(tb::run_copies_together(shapes, {1}, 0, sweep, together), tessera::InvalidArgument);
 }
+
+TEST(QuotaCycle, GapsLongerThanTheThresholdAreStopsAndWhatLiesBetweenThemRuns) {
+  tb::QuotaCycleCounter c(100);
+  // Readings 10 µs apart, a 200 µs gap at 20 -> 220, 400 at 240 -> 640, 350 at 650 -> 1000;
+  // 60 µs at 1000 -> 1060 is below the threshold. The run before the first stop and the
+  // one after the last are partial: not counted.
+  for (double t : {0.0, 10.0, 20.0, 220.0, 230.0, 240.0, 640.0, 650.0, 1000.0, 1060.0, 1070.0}) c.tick(t);
+  EXPECT_EQ(c.stops_us(), (std::vector<double>{200, 400, 350}));
+  EXPECT_EQ(c.runs_us(), (std::vector<double>{20, 10}));
+  tb::QuotaCycleCounter none(100);
+  for (int t = 0; t < 1000; t += 50) none.tick(t);
+  EXPECT_TRUE(none.stops_us().empty());
+  EXPECT_TRUE(none.runs_us().empty());
+  EXPECT_THROW(tb::QuotaCycleCounter(0), tessera::InvalidArgument);
+  EXPECT_THROW((void)tb::time_quota_cycle(0), tessera::InvalidArgument);
+}

@@ -233,6 +233,34 @@ TEST(Planning, TheMachinesCpuQuotaAndItsPeriodReachThePlacement) {
   EXPECT_EQ(q.params.placement.quota().cores, 0.45);
 }
 
+TEST(Planning, TheQuotasMeasuredStopsAndRunsReachThePlacement) {
+  TempDb db;
+  {
+    perfdb::Store store(db.path);
+    add_machine(store, "quota-cluster", true, false, 2);
+    const auto machine = *store.find_machine("quota-cluster");
+    const auto run = store.begin_run(machine.id, "tessera-bench", "test", "{}");
+    std::vector<perfdb::ComputeCost> c;
+    c.push_back({"filter", "x", 7, 256, 256, 1.0, {}, {}, {}, {}});
+    c.push_back({perfdb::kComputeQuotaStop, "", 1, 1, 1, 4.1e6, 3.0e6, 5.0e6, {}, 1});
+    c.push_back({perfdb::kComputeQuotaRun, "", 1, 1, 1, 2.6e6, 2.0e6, 3.0e6, {}, 1});
+    store.add_compute(run, c);
+    store.finish_run(run);
+  }
+  const auto q = planning::load_machine(db.path.string(), std::string("quota-cluster"));
+  EXPECT_DOUBLE_EQ(q.params.placement.quota_stop_us, 4100);
+  EXPECT_DOUBLE_EQ(q.params.placement.quota_run_us, 2600);
+  // A run without them (no quota when it was measured, or before them) leaves 0.
+  TempDb plain;
+  {
+    perfdb::Store store(plain.path);
+    add_machine(store, "plain", true, true, 2);
+  }
+  const auto p = planning::load_machine(plain.path.string(), std::string("plain"));
+  EXPECT_EQ(p.params.placement.quota_stop_us, 0);
+  EXPECT_EQ(p.params.placement.quota_run_us, 0);
+}
+
 TEST(Planning, AJobsOwnPlacementReplacesTheCoresPerNodeGuess) {
   // A two-level cluster of 2-core nodes: a plan for an unknown job puts two ranks on each
   // node; a job launched with one rank per node has every pair on two nodes.

@@ -142,6 +142,59 @@ TEST(Simulator, LocalWorkPaysACpuQuotasStops) {
   EXPECT_NEAR(simulate(s, *m, pl).finish_us[0], 1000, 1e-9);
 }
 
+TEST(Simulator, ARankThatWaitedForAnotherNodesMessageUnderAQuotaPaysItsWakeUp) {
+  // One rank per node, 0.45 of 2 cores: the node stops when its rank is busy. Measured
+  // stops of 4000 µs and runs of 2000 µs: stopped 2/3 of the time, half a stop left on
+  // average, 1333.3 µs; a message priced F µs pays the part 1 - F / 2000 of it.
+  const auto mp = machine(layered_table());
+  const auto m = make_model(ModelKind::p3pc, mp);
+  Placement pl;
+  pl.ranks_per_node = 1;
+  pl.cores_per_node = 2;
+  pl.cpu_quota = 0.45;
+  pl.cpu_period_us = 2223;
+  pl.quota_stop_us = 4000;
+  pl.quota_run_us = 2000;
+  const double bytes = 4096;
+  const Message msg{Path::full, Layout::cc, bytes, Level::inter, 1, 2, 0};
+  const double F = m->time_us(msg);
+  const double wake = 2.0 / 3.0 * 2000 * (1 - F / 2000);
+  EXPECT_NEAR(pl.wake_us(F, 1), wake, 1e-9);
+  Schedule s(2);
+  s.send(0, 1, bytes, Layout::cc, 1, true);
+  s.recv(1, 0, true);
+  EXPECT_NEAR(simulate(s, *m, pl).finish_us[1], F + wake, 1e-9);
+  // Posted and waited for likewise, once per wait.
+  Schedule posted(2);
+  posted.recv(1, 0, false);
+  posted.send(0, 1, bytes, Layout::cc, 1, true);
+  posted.wait_all(1);
+  EXPECT_NEAR(simulate(posted, *m, pl).finish_us[1], F + wake, 1e-9);
+  // A message already there when the rank asks for it: no wait, no wake-up.
+  Schedule later(2);
+  later.send(0, 1, bytes, Layout::cc, 1, true);
+  later.compute(1, 2 * F);  // a 0.45 quota stops nothing this short (one window)
+  later.recv(1, 0, true);
+  const double R = m->time_us({Path::recv, Layout::cc, bytes, Level::inter, 1, 2, 0});
+  EXPECT_NEAR(simulate(later, *m, pl).finish_us[1], 2 * F + R, 1e-9);
+  // Ranks of one node: the sender runs, so its node does; a message of a run's length or
+  // more was priced with its stops; no quota, or one the busy threads fit in: nothing.
+  Placement one_node = pl;
+  one_node.ranks_per_node = 2;
+  const double F_intra = m->time_us({Path::full, Layout::cc, bytes, Level::intra, 1, 2, 0});
+  EXPECT_NEAR(simulate(s, *m, one_node).finish_us[1], F_intra, 1e-9);
+  EXPECT_EQ(pl.wake_us(2000, 1), 0);
+  EXPECT_EQ(pl.wake_us(5000, 1), 0);
+  Placement roomy = pl;
+  roomy.cpu_quota = 1.5;  // one busy rank per node fits
+  EXPECT_EQ(roomy.wake_us(F, 1), 0);
+  EXPECT_GT(roomy.wake_us(F, 2), 0);  // two busy ranks do not
+  Placement unmeasured = pl;
+  unmeasured.quota_stop_us = 0;
+  EXPECT_EQ(unmeasured.wake_us(F, 1), 0);
+  EXPECT_NEAR(simulate(s, *m, unmeasured).finish_us[1], F, 1e-9);
+}
+
 TEST(Simulator, FastFormsEqualTheSimulationOnEqualTilesForAnyP) {
   for (int rpn : {0, 1}) {
     const auto mp = machine(layered_table(), rpn);

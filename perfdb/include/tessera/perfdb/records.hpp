@@ -238,6 +238,12 @@ inline constexpr char kComputeGatherResults[] = "gather_results";
 /// while the rank communicated (a balanced ~1 ms loop after that busy wait, less the same
 /// loop right after); tile 1x1, axis ""; ns per step (at least 0).
 inline constexpr char kComputeThreadWake[] = "thread_wake";
+/// How a CPU quota stops a busy node (runs under a quota below the cores only): one
+/// thread spinning on its clock for a while, every gap of it longer than a scheduler's
+/// slice counted as a stop. "quota_stop": the stops' lengths; "quota_run": the runs
+/// between two stops. Tile 1x1, taps 1, axis "", threads 1; ns per stop or run.
+inline constexpr char kComputeQuotaStop[] = "quota_stop";
+inline constexpr char kComputeQuotaRun[] = "quota_run";
 /// The operation library's primitive kernels (tessera::Primitive; the executor's own, tessera/detail/kernels.hpp),
 /// each timed with `threads` TBB threads on a tile_width x tile_height tile; ns per
 /// output pixel; sigma absent. What `taps` holds for each:

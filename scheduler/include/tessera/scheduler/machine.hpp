@@ -244,6 +244,13 @@ struct Placement {
   /// rows hold the busy node's steady state, and compute_rounds applies the quota).
   /// With it the local work's rows are CPU time and quota_wall_us applies the quota.
   double cpu_period_us = 0;
+  /// How the quota stops a node that stays busy, as tessera-bench measured it (one
+  /// thread spinning: the median stop and the median run between two stops, µs); 0 = not
+  /// measured. The kernel enforces a quota in coarser steps than its period (the 4 x 1
+  /// cluster at 0.45 CPU, period 2223 µs: runs ~2.6 ms, stops ~4.1 ms), so these, not the
+  /// period, say how long a stopped peer keeps a message waiting (wake_us).
+  double quota_stop_us = 0;
+  double quota_run_us = 0;
   /// The quota as quota_wall_us takes it when a period is known and it is below the
   /// node's cores (or they are unknown); {0, 0} otherwise: a quota of the cores or more
   /// stops nothing, and ranks beyond the cores take turns as without one (compute_rounds).
@@ -261,6 +268,17 @@ struct Placement {
     busy = std::max(1, busy);
     return quota_wall_us(cpu_us, q, busy, cores_per_node > 0 ? cores_per_node : busy);
   }
+  /// What a rank that waited for a message from another node pays after the message is
+  /// there, when `busy` threads share its node's quota: a waiting rank polls, so its node
+  /// spends its quota and is stopped quota_stop_us / (stop + run) of the time, with on
+  /// average half a stop left: p x stop / 2. tessera-bench's message samples start right
+  /// after a barrier, both ranks running, and meet such a stop only when they outlast a
+  /// run: a message the tables price at `message_us` pays the part (1 - message_us / run,
+  /// at least 0) its samples did not see. 0 without a quota that stops the node or without
+  /// the measured stops. Pure.
+  double wake_us(double message_us, int busy) const;
+  /// Whether wake_us can be above 0: a quota that stops the node and its measured stops.
+  bool quota_wakes() const { return quota().cores > 0 && quota_stop_us > 0 && quota_run_us > 0; }
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   /// Ranks of a `procs`-rank job on its busiest node (nodes filled in blocks; all of
   /// them when ranks_per_node is unknown).
