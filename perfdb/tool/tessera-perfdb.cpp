@@ -265,7 +265,8 @@ void show_run(std::ostream& out, const RunData& d) {
   }
   if (!d.compute.empty()) {
     out << "\nCompute costs (ns per pixel; copy: tile = floats x rows, ns per float; copy_after: the same "
-           "after taps MiB touched elsewhere; first_touch: tile = bytes, ns per byte)\n";
+           "after taps MiB touched elsewhere; first_touch: tile = bytes, ns per byte; quota_stop, quota_run: "
+           "ns per stop or run of a busy node under its CPU quota)\n";
     std::vector<std::vector<std::string>> rows{
         {"operation", "axis", "taps", "sigma", "threads", "tile", "ns_per_px", "q1", "q3"}};
     for (const auto& c : d.compute)

@@ -269,9 +269,9 @@ struct Placement {
     return quota_wall_us(cpu_us, q, busy, cores_per_node > 0 ? cores_per_node : busy);
   }
   /// What a rank that waited for a message from another node pays after the message is
-  /// there, when `busy` threads share its node's quota: a waiting rank polls, so its node
-  /// spends its quota and is stopped quota_stop_us / (stop + run) of the time, with on
-  /// average half a stop left: p x stop / 2. tessera-bench's message samples start right
+  /// there, when `busy` threads share its node's quota: its node has spent the quota
+  /// (computing, moving messages, polling while it waits) and is stopped quota_stop_us /
+  /// (stop + run) of the time, with on average half a stop left: p x stop / 2. tessera-bench's message samples start right
   /// after a barrier, both ranks running, and meet such a stop only when they outlast a
   /// run: a message the tables price at `message_us` pays the part (1 - message_us / run,
   /// at least 0) its samples did not see. 0 without a quota that stops the node or without
