@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -208,6 +209,12 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
   std::vector<int> scenario_of;
   for (const TimedPlan& p : plans) scenario_of.push_back(p.scenario);
   int last = -1;  // the scenario of the last run
+  // A run counts from the last working rank's start to the last one's end, on the root's
+  // clock, as Program::run times its phases (they add up to that total): each rank's own
+  // time from its barrier exit counted, in its total, how long it waited for a rank that
+  // left the barrier late (under a CPU quota a stopped node's, several ms).
+  session.clock_offset();  // collective the first time
+  constexpr double kNever = -std::numeric_limits<double>::infinity();
   for (int round = 0; round < repetition.warmup + repetition.max_rounds(); ++round) {
     auto order = next_round(samples, repetition, round, seed + unsigned(round));
     if (order.empty()) break;
@@ -238,11 +245,12 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
         ProgramResults results;
         world.barrier();
         const long p0 = preemptions();
-        const double t0 = Team::now();
+        const double t0 = session.synced_now();
         results = program.run(session, image, plans[k].plan);
-        const double elapsed = working ? Team::now() - t0 : 0.0;
+        const double t1 = session.synced_now();
         const double moved = working ? double(preemptions() - p0) : 0.0;
-        samples[k].push_back({world.max(elapsed) * 1e6, world.max(moved) > 0});
+        const std::vector<double> last_rank = world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever});
+        samples[k].push_back({(last_rank[1] - last_rank[0]) * 1e6, world.max(moved) > 0});
         if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
         traced = true;
       }
