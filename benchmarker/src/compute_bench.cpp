@@ -207,7 +207,8 @@ std::vector<perfdb::ComputeCost> time_quota_cycle(double seconds) {
     std::transform(us.begin(), us.end(), ns.begin(), [](double v) { return 1000.0 * v; });
     return cost_row(operation, "", 1, {1, 1}, summarize(ns), 1);
   };
-  return {row(perfdb::kComputeQuotaStop, counter.stops_us()), row(perfdb::kComputeQuotaRun, counter.runs_us())};
+  return {row(perfdb::kComputeQuotaStop, counter.stops_us()),
+          row(perfdb::kComputeQuotaRun, counter.runs_us())};
 }
 
 detail::PixelProgram pixel_chain(int ops) {

@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
   const int reps = argc > 5 ? std::atoi(argv[5]) : 30;
   if (size < 2 || tile < 1 || halo < 1 || compute < 0 || sleep_us < 1 || reps < 1) {
     if (rank == 0)
-      std::fprintf(stderr, "quota_wait: 2 ranks or more; TILE, HALO >= 1 B, COMPUTE >= 0, SLEEP >= 1, REPS >= 1\n");
+      std::fprintf(stderr,
+                   "quota_wait: 2 ranks or more; TILE, HALO >= 1 B, COMPUTE >= 0, SLEEP >= 1, REPS >= 1\n");
     MPI_Finalize();
     return 2;
   }

@@ -249,7 +249,8 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
         results = program.run(session, image, plans[k].plan);
         const double t1 = session.synced_now();
         const double moved = working ? double(preemptions() - p0) : 0.0;
-        const std::vector<double> last_rank = world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever});
+        const std::vector<double> last_rank =
+            world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever});
         samples[k].push_back({(last_rank[1] - last_rank[0]) * 1e6, world.max(moved) > 0});
         if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
         traced = true;

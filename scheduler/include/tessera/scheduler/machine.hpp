@@ -271,11 +271,11 @@ struct Placement {
   /// What a rank that waited for a message from another node pays after the message is
   /// there, when `busy` threads share its node's quota: its node has spent the quota
   /// (computing, moving messages, polling while it waits) and is stopped quota_stop_us /
-  /// (stop + run) of the time, with on average half a stop left: p x stop / 2. tessera-bench's message samples start right
-  /// after a barrier, both ranks running, and meet such a stop only when they outlast a
-  /// run: a message the tables price at `message_us` pays the part (1 - message_us / run,
-  /// at least 0) its samples did not see. 0 without a quota that stops the node or without
-  /// the measured stops. Pure.
+  /// (stop + run) of the time, with on average half a stop left: p x stop / 2.
+  /// tessera-bench's message samples start right after a barrier, both ranks running,
+  /// and meet such a stop only when they outlast a run: a message the tables price at
+  /// `message_us` pays the part (1 - message_us / run, at least 0) its samples did not
+  /// see. 0 without a quota that stops the node or without the measured stops. Pure.
   double wake_us(double message_us, int busy) const;
   /// Whether wake_us can be above 0: a quota that stops the node and its measured stops.
   bool quota_wakes() const { return quota().cores > 0 && quota_stop_us > 0 && quota_run_us > 0; }
