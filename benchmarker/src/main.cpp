@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -26,7 +25,7 @@
 #include "placement.hpp"
 #include "progress.hpp"
 #include "report.hpp"
-#include "schedule.hpp"
+#include "sample_clock.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/latency_watch.hpp"
@@ -318,7 +317,7 @@ class Measurement {
         }
         // Under a CPU quota below the cores: how long it stops a busy node, and how long
         // the node runs in between (what a waiting rank's peer makes it wait).
-        if (tb::throttled(pdb::cpu_quota_cores(), std::max(1u, std::thread::hardware_concurrency()))) {
+        if (tb::sample_quota_cores() > 0) {
           const auto cycle = tb::time_quota_cycle(opt_.quick ? 0.5 : 1.0);
           copies.insert(copies.end(), cycle.begin(), cycle.end());
           part_done("quota");

@@ -84,6 +84,10 @@ int quota_cores(int cores, double quota) {
   return std::clamp(int(std::ceil(quota - 1e-9)), 1, cores);
 }
 
+bool quota_stops(const CpuQuota& quota, int busy, int cores) {
+  return quota.cores > 0 && quota.period_us > 0 && quota.cores < double(std::min(busy, cores));
+}
+
 double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) {
   if (!(cpu_us >= 0)) throw InvalidArgument("a step's CPU time must be >= 0 µs");
   if (busy < 1 || cores < 1)
@@ -94,7 +98,7 @@ double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) 
   const double running = std::min(busy, cores);     // threads on the cores at once
   const double rate = running / double(busy);       // CPU µs per wall µs of one thread
   const double unstopped = cpu_us / rate;
-  if (quota.cores == 0 || quota.period_us == 0 || quota.cores >= running) return unstopped;
+  if (!quota_stops(quota, busy, cores)) return unstopped;
   const double window = quota.cores * quota.period_us / running;  // wall µs run per period
   const double per_window = window * rate;                       // one thread's CPU µs in it
   // The step starts when the wait before it ends, at a random moment of the period: in a

@@ -155,11 +155,8 @@ CopyCost copy_at_distance(const std::vector<CopyAtDistance>& table, const CopyCo
 }  // namespace
 
 double Placement::wake_us(double message_us, int busy) const {
-  if (!quota_wakes()) return 0;
-  const CpuQuota q = quota();
   busy = std::max(1, busy);
-  const int running = cores_per_node > 0 ? std::min(busy, cores_per_node) : busy;
-  if (q.cores >= running) return 0;  // the busy threads fit in the quota: never stopped
+  if (!quota_wakes() || !quota_stops(quota(), busy, cores_of_node(busy))) return 0;
   const double stopped = quota_stop_us / (quota_stop_us + quota_run_us);
   const double unseen = std::max(0.0, 1.0 - std::max(0.0, message_us) / quota_run_us);
   return stopped * quota_stop_us / 2.0 * unseen;

@@ -249,9 +249,10 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
         results = program.run(session, image, plans[k].plan);
         const double t1 = session.synced_now();
         const double moved = working ? double(preemptions() - p0) : 0.0;
-        const std::vector<double> last_rank =
-            world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever});
-        samples[k].push_back({(last_rank[1] - last_rank[0]) * 1e6, world.max(moved) > 0});
+        // The last working rank's start and end, and whether any rank was preempted.
+        const std::vector<double> most =
+            world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever, moved});
+        samples[k].push_back({(most[1] - most[0]) * 1e6, most[2] > 0});
         if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
         traced = true;
       }

@@ -26,6 +26,11 @@ CpuQuota cpu_quota();
 /// quota. Pure.
 int quota_cores(int cores, double quota);
 
+/// Whether `quota` stops a node of `cores` cores whose `busy` threads want the CPU: a
+/// quota (and its period) is set and is below the threads that can run at once,
+/// min(busy, cores). Pure.
+bool quota_stops(const CpuQuota& quota, int busy, int cores);
+
 /// The wall time `cpu_us` of one thread's work takes on a node of `cores` cores whose
 /// `busy` threads (the ranks' threads, computing or polling for messages: every one
 /// spends CPU time) share `quota`. Without a quota, or with one that covers the busy

@@ -266,8 +266,10 @@ struct Placement {
     const CpuQuota q = quota();
     if (q.cores == 0) return cpu_us;
     busy = std::max(1, busy);
-    return quota_wall_us(cpu_us, q, busy, cores_per_node > 0 ? cores_per_node : busy);
+    return quota_wall_us(cpu_us, q, busy, cores_of_node(busy));
   }
+  /// The node's cores, or the busy threads' number when the cores are not known.
+  int cores_of_node(int busy) const { return cores_per_node > 0 ? cores_per_node : busy; }
   /// What a rank that waited for a message from another node pays after the message is
   /// there, when `busy` threads share its node's quota: its node has spent the quota
   /// (computing, moving messages, polling while it waits) and is stopped quota_stop_us /
