@@ -92,6 +92,7 @@ StoreGeometry store_geometry(Store store, const Partition& p, int rank, Halo hal
     case Store::tile:
       return {t.x0 - halo.x, t.y0 - halo.y, t.width + 2 * halo.x};
     case Store::output:
+      return {t.x0, t.y0, t.width + 2 * halo.x};
     case Store::received:
     case Store::staging:
       return {t.x0, t.y0, t.width};
@@ -278,9 +279,13 @@ CommPlan scatter_plan(ScatterAlgorithm algorithm, const Partition& p, Halo halo)
   throw InvalidArgument("unknown scatter algorithm");
 }
 
-CommPlan gather_plan(GatherAlgorithm algorithm, const Partition& p) {
+CommPlan gather_plan(GatherAlgorithm algorithm, const Partition& p, GatherSource source) {
   const int P = p.procs();
-  CommPlan plan = empty_plan(CommPhase::gather, to_string(algorithm), p, Halo{});
+  CommPlan plan = empty_plan(CommPhase::gather, to_string(algorithm), p, source.halo);
+  // A root whose result is not in the image puts it there first (MPI's collective
+  // copies the root's block itself).
+  if (!source.root_in_place && algorithm != GatherAlgorithm::mpi)
+    add_copy(plan, 0, Store::output, Store::image, p.tile(0));
   switch (algorithm) {
     case GatherAlgorithm::oft:
       // Every rank sends its output at once; the root receives in rank order, in place.
@@ -436,9 +441,12 @@ std::string delivery_defects(const CommPlan& plan) {
   const Partition& p = plan.partition;
   if (plan.uses_mpi_collective()) return {};
   if (plan.phase == CommPhase::gather) {
-    // Every pixel reaches the root's image exactly once: its own tile in place, the
-    // rest by messages received into the image.
+    // Every pixel reaches the root's image exactly once: its own tile in place or by
+    // its copy, the rest by messages received into the image.
     std::vector<int> count(p.image().area(), 0);
+    for (const auto& s : plan.ranks[0])
+      if (s.kind == StepKind::copy && s.store == Store::image && (s.from != Store::output || s.box != p.tile(0)))
+        return "gather " + plan.algorithm + ": the root copies something other than its result into the image";
     tally(count, p.image(), p.tile(0));
     for (const auto& s : plan.ranks[0])
       if (s.kind == StepKind::recv && s.store == Store::image)

@@ -495,13 +495,27 @@ Lowered lower(const Graph& g) {
   return l;
 }
 
+std::vector<GatherRun> gather_runs(const Lowered& l, const Stage& gather) {
+  std::vector<GatherRun> runs;
+  std::vector<bool> gathered(l.direct.size(), false);
+  for (int m : gather.nodes) {
+    const auto i = std::size_t(m);
+    // The first gather of a direct output finds the root's part in place; a second one
+    // (the same image named twice) copies it, as any output held in a tile.
+    GatherSource source{l.buffer_halo[i], l.direct[i] && !gathered[i]};
+    gathered[i] = true;
+    if (runs.empty() || !(runs.back().source == source)) runs.push_back({source, {}});
+    runs.back().nodes.push_back(m);
+  }
+  return runs;
+}
+
 namespace {
 
 // The image buffers a run allocates, as Program::run does (program_run.cpp): the
 // scatter's tile of the input and a tile per computed image (fresh / fresh_view), an
-// output nothing reads a halo of computed straight into the root's result image, the
-// root's result image of every other gathered output, and a non-root rank's packed
-// copy of an output whose tile rows are strided.
+// output nothing reads a halo of computed straight into the root's result image, and
+// the root's result image of every other gathered output.
 void describe_buffers(const Graph& g, const Lowered& l, const std::vector<std::pair<int, int>>& stage_steps,
                       ProgramDescription& d) {
   using Extent = ProgramBuffer::Extent;
@@ -511,25 +525,25 @@ void describe_buffers(const Graph& g, const Lowered& l, const std::vector<std::p
   std::vector<int> dropped(count, -1);  // the step after which a tile is dropped
   for (std::size_t k = 0; k < l.stages.size(); ++k)
     for (int m : l.stages[k].free_after) dropped[std::size_t(m)] = stage_steps[k].second;
-  std::vector<bool> gathered(count, false);
   for (std::size_t k = 0; k < l.stages.size(); ++k) {
     const Stage& st = l.stages[k];
-    const auto [first, last] = stage_steps[k];
     if (st.kind == Stage::Kind::exchange || st.kind == Stage::Kind::reduce) continue;
-    for (std::size_t j = 0; j < st.nodes.size(); ++j) {
-      const auto m = std::size_t(st.nodes[j]);
-      const bool direct = l.direct[m];
-      if (st.kind == Stage::Kind::gather) {
-        // The first gather of a direct output finds it in place; a second one (the same
-        // image named twice) copies it into a fresh image.
-        const bool in_place = direct && !gathered[m];
-        gathered[m] = true;
-        if (!in_place) d.buffers.push_back({Extent::image, Extent::none, {}, first, returned, int(j)});
-        if (l.buffer_halo[m].x != 0) d.buffers.push_back({Extent::none, Extent::tile, {}, first, last, int(j)});
-        continue;
+    if (st.kind == Stage::Kind::gather) {
+      // One gather step per run of one source (describe()); an image not in place
+      // gets a fresh result image on the root.
+      int at = stage_steps[k].first;
+      for (const GatherRun& run : gather_runs(l, st)) {
+        for (std::size_t j = 0; j < run.nodes.size(); ++j)
+          if (!run.source.root_in_place) d.buffers.push_back({Extent::image, Extent::none, {}, at, returned, int(j)});
+        ++at;
       }
+      continue;
+    }
+    for (int node : st.nodes) {
+      const auto m = std::size_t(node);
+      const bool direct = l.direct[m];
       const int freed = direct ? returned : dropped[m] < 0 ? last_step : dropped[m];
-      d.buffers.push_back({direct ? Extent::image : Extent::tile, Extent::tile, l.buffer_halo[m], first, freed});
+      d.buffers.push_back({direct ? Extent::image : Extent::tile, Extent::tile, l.buffer_halo[m], stage_steps[k].first, freed});
     }
   }
 }
@@ -635,8 +649,12 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         break;
       }
       case Stage::Kind::gather: {
-        ProgramStep* s = step(ProgramStep::Kind::gather, st.operation);
-        s->images = int(st.nodes.size());
+        for (const GatherRun& run : gather_runs(l, st)) {
+          ProgramStep* s = step(ProgramStep::Kind::gather, st.operation);
+          s->images = int(run.nodes.size());
+          s->halo = run.source.halo;
+          s->in_place = run.source.root_in_place;
+        }
         break;
       }
     }

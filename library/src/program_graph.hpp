@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/comm_plan.hpp"
 #include "tessera/detail/kernels.hpp"
 #include "tessera/gaussian.hpp"
 #include "tessera/image.hpp"
@@ -75,6 +76,17 @@ struct Lowered {
   std::vector<PixelProgram> pixel; // per materialised pixel-wise node
   Halo max_halo;
 };
+
+/// A run of a gather stage's images that share one source (GatherSource: the halo of
+/// the tile each lives in, and whether the root's part already is in its result image:
+/// an output nothing reads a halo of, gathered for the first time).
+struct GatherRun {
+  GatherSource source;
+  std::vector<int> nodes;  ///< in stage order
+};
+/// The gather stage's images as runs of one source, in stage order: describe() states
+/// one gather step per run, Program::run gathers each run with a Gather of its source.
+std::vector<GatherRun> gather_runs(const Lowered& l, const Stage& gather);
 
 /// Lowers the graph: liveness, fusion of pixel-wise chains, halos, stage order, frees.
 /// Throws InvalidArgument for a graph without input or outputs.

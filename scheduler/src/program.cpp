@@ -151,7 +151,7 @@ namespace {
 // all its ranks: a plan of P ranks is O(P) to build, and every rank reads it.
 struct MovePlans {
   std::map<std::pair<int, int>, CommPlan> scatter;
-  std::optional<CommPlan> gather;
+  std::vector<std::pair<GatherSource, CommPlan>> gather;  // per source
 };
 
 // first_run_mapped on one rank, reusing `plans` across the ranks of one plan; without
@@ -211,8 +211,12 @@ MappedBytes mapped_on(const ProgramDescription& program, const Plan& plan, int r
       }
       if (step.kind == Kind::gather) {
         if (plans) {
-          if (!plans->gather) plans->gather = gather_plan(plan.gather, part);
-          through(*plans->gather);
+          const GatherSource source{step.halo, step.in_place};
+          auto at = std::find_if(plans->gather.begin(), plans->gather.end(),
+                                 [&](const auto& e) { return e.first == source; });
+          if (at == plans->gather.end())
+            at = plans->gather.insert(plans->gather.end(), {source, gather_plan(plan.gather, part, source)});
+          through(at->second);
         }
         // A gather's own buffers go as soon as their image has been gathered.
         for (std::size_t b = 0; b < program.buffers.size(); ++b) {
@@ -250,7 +254,13 @@ double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, co
     case Kind::scatter: return halo_of[i] < 0 ? 0.0 : times * comm[std::size_t(halo_of[i])].scatter[int(plan.scatter)];
     case Kind::exchange:
       return halo_of[i] < 0 ? 0.0 : times * comm[std::size_t(halo_of[i])].exchange[int(plan.exchange)];
-    case Kind::gather: return (comm.empty() ? 0.0 : times * comm.front().gather[int(plan.gather)]) + fixed_us[i];
+    case Kind::gather: {
+      const int at = source_of.empty() ? -1 : source_of[i];
+      const double each = at >= 0 ? gather_costs[std::size_t(at)][int(plan.gather)]
+                          : comm.empty() ? 0.0
+                                         : comm.front().gather[int(plan.gather)];
+      return times * each + fixed_us[i];
+    }
     case Kind::compute:
     case Kind::reduce: return fixed_us[i];
   }
@@ -359,6 +369,27 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));
+  // A gather of results that live in haloed tiles, or whose root part is not in place,
+  // runs its own plans (the root's copy into the image, strided sends): each such
+  // source's plans are priced as the executor runs them. No closed form covers them:
+  // above kMaxSimulatedTreeRanks ranks a fast search leaves them unpriced.
+  g.source_of.assign(steps.size(), -1);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const ProgramStep& s = steps[i];
+    const GatherSource source{s.halo, s.in_place};
+    if (s.kind != Kind::gather || source == GatherSource{}) continue;
+    auto it = std::find(g.gather_sources.begin(), g.gather_sources.end(), source);
+    if (it == g.gather_sources.end()) {
+      std::array<double, 3> costs{};
+      for (GatherAlgorithm a : kGatherAlgorithms)
+        costs[std::size_t(a)] = pricing == Pricing::fast && part.procs() > kMaxSimulatedTreeRanks
+                                    ? std::numeric_limits<double>::infinity()
+                                    : price_plan(gather_plan(a, part, source), model, machine.placement, copy);
+      g.gather_costs.push_back(costs);
+      it = g.gather_sources.insert(g.gather_sources.end(), source);
+    }
+    g.source_of[i] = int(it - g.gather_sources.begin());
+  }
 
   // A gather step's bookkeeping on the root, beyond its plans (the same for every
   // algorithm and grid).

@@ -19,7 +19,11 @@ const Halo kHalos[] = {{0, 0}, {1, 1}, {4, 4}, {3, 2}};
 std::vector<CommPlan> every_plan(const Partition& part, Halo halo) {
   std::vector<CommPlan> plans;
   for (auto a : kScatterAlgorithms) plans.push_back(scatter_plan(a, part, halo));
-  for (auto a : kGatherAlgorithms) plans.push_back(gather_plan(a, part));
+  for (auto a : kGatherAlgorithms) {
+    plans.push_back(gather_plan(a, part));
+    // Results held in the interior of tiles with this halo, the root's not in place.
+    plans.push_back(gather_plan(a, part, GatherSource{halo, false}));
+  }
   if (infeasibility(part, halo).empty())
     for (auto a : kExchangeAlgorithms) plans.push_back(exchange_plan(a, part, halo));
   return plans;
@@ -42,6 +46,48 @@ TEST(CommPlan, EverySendMatchedAndEveryPixelDeliveredOnce) {
   EXPECT_GT(checked, 1000);
 }
 
+TEST(CommPlan, AGatherOfResultsInHaloedTilesCopiesTheRootsPartAndSendsStrided) {
+  // Row strips: a result in a tile with halo 2 has rows tile width + 4 floats apart, so
+  // a non-root's side is noncontiguous (rows of the tile's width), the root's image side
+  // contiguous; the root copies its own part into the image first, every other step as
+  // without a halo.
+  const Partition rows(64, 48, Grid{1, 4});
+  const GatherSource haloed{Halo{2, 2}, false};
+  for (auto a : {GatherAlgorithm::oft, GatherAlgorithm::sbt}) {
+    const CommPlan plain = gather_plan(a, rows), plan = gather_plan(a, rows, haloed);
+    EXPECT_EQ(plan.halo, (Halo{2, 2}));
+    ASSERT_EQ(plan.ranks[0].size(), plain.ranks[0].size() + 1) << to_string(a);
+    const CommStep& first = plan.ranks[0].front();
+    EXPECT_EQ(first.kind, StepKind::copy);
+    EXPECT_EQ(first.from, Store::output);
+    EXPECT_EQ(first.store, Store::image);
+    EXPECT_EQ(first.box, rows.tile(0));
+    for (int r = 1; r < 4; ++r)
+      for (const CommStep& s : plan.ranks[std::size_t(r)])
+        if (s.kind == StepKind::send && s.store == Store::output) {
+          EXPECT_EQ(s.layout, Layout::nc) << to_string(a) << " rank " << r;
+          EXPECT_EQ(s.row_floats, 64);
+        }
+  }
+  // In place with no halo: the plan of old, no copy for the root.
+  EXPECT_TRUE(same_steps(gather_plan(GatherAlgorithm::oft, rows, GatherSource{}),
+                         gather_plan(GatherAlgorithm::oft, rows)));
+  // A halo only along y keeps rows back to back: contiguous sends, as without a halo.
+  const CommPlan ys = gather_plan(GatherAlgorithm::oft, rows, GatherSource{Halo{0, 3}, true});
+  for (const CommStep& s : ys.ranks[1])
+    if (s.kind == StepKind::send) {
+      EXPECT_EQ(s.layout, Layout::cc);
+    }
+  // MPI's collective copies every rank's result into its buffer anyway: the root's part
+  // needs no copy of its own.
+  const CommPlan mpi = gather_plan(GatherAlgorithm::mpi, rows, haloed);
+  EXPECT_EQ(mpi.ranks[0].size(), gather_plan(GatherAlgorithm::mpi, rows).ranks[0].size());
+  // On one rank the oft and sbt gathers are the one copy, and still alike.
+  const Partition one(64, 48, Grid{1, 1});
+  EXPECT_EQ(gather_plan(GatherAlgorithm::oft, one, haloed).ranks[0].size(), 1u);
+  EXPECT_TRUE(same_steps(gather_plan(GatherAlgorithm::oft, one, haloed), gather_plan(GatherAlgorithm::sbt, one, haloed)));
+}
+
 TEST(CommPlan, DefectsAreFound) {
   // The checker itself can fail: break a correct plan in each way it guards against.
   const Partition part(97, 61, Grid{3, 2});
@@ -61,6 +107,12 @@ TEST(CommPlan, DefectsAreFound) {
     CommPlan plan = gather_plan(GatherAlgorithm::oft, part);
     auto [r, i] = find(plan, StepKind::recv);
     plan.ranks[std::size_t(r)][i].last += 1;  // receives one tile too many
+    EXPECT_NE(plan_defects(plan), "");
+  }
+  {
+    // The root's copy into the image must be its own result.
+    CommPlan plan = gather_plan(GatherAlgorithm::oft, part, GatherSource{Halo{1, 1}, false});
+    plan.ranks[0].front().box = part.tile(1);
     EXPECT_NE(plan_defects(plan), "");
   }
   {

@@ -69,6 +69,40 @@ TEST(Distributed, ScatterGatherRoundTripEveryGridAndAlgorithm) {
   }
 }
 
+TEST(Distributed, GatherFromHaloedTilesRunsItsPlanAndRefusesAnotherLayout) {
+  // Results in the interior of haloed tiles: the plan's strided sends and the root's
+  // copy bring them back bit for bit, with a Gather of that source and with the
+  // one-shot form (which takes the source from the view's row spacing); a Gather of
+  // another source refuses them, on every rank that can tell, with no hang.
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const Image img = random_image(97, 61, 5);
+  for (const Grid& g : grids_for(s.size()))
+    for (Halo halo : {Halo{2, 1}, Halo{0, 3}}) {
+      const Partition part(97, 61, g);
+      if (!infeasibility(part, halo).empty()) continue;
+      for (GatherAlgorithm ga : kGatherAlgorithms) {
+        const Tile tile = scatter(team, img, part, halo, ScatterAlgorithm::sbt);
+        Image back;
+        if (s.is_root()) back = Image(97, 61);
+        Gather(team, part, ga, GatherSource{halo, false}).run(tile.interior(), back);
+        const Image once = gather(team, tile.interior(), part, ga);
+        if (s.is_root()) {
+          EXPECT_TRUE(bit_equal(back, img)) << to_string(g) << " " << to_string(ga);
+          EXPECT_TRUE(bit_equal(once, img)) << to_string(g) << " " << to_string(ga);
+        }
+      }
+    }
+  // The default source takes the root's result in place and every result back to back.
+  const Partition part(97, 61, grids_for(s.size()).front());
+  const Tile tile = scatter(team, img, part, Halo{2, 2}, ScatterAlgorithm::oft);
+  Image back;
+  if (s.is_root()) back = Image(97, 61);
+  const Gather plain(team, part, GatherAlgorithm::oft);
+  // Every rank checks its own view before any message: no rank waits for one that threw.
+  EXPECT_THROW(plain.run(tile.interior(), back), InvalidArgument);
+}
+
 // Pixel (x, y) holds y * w + x: a tile can check where each of its values came from.
 Image coordinate_image(int w, int h) {
   Image img(w, h);
@@ -200,7 +234,7 @@ TEST(Distributed, TracedPlansTimeEveryStepOfEveryRunAndNameIt) {
       for (ExchangeAlgorithm ea : kExchangeAlgorithms) {
         Scatter scatter(team, part, halo, sa);
         BorderExchange exchange(team, part, halo, ea);
-        Gather gather(team, part, ga);
+        Gather gather(team, part, ga, GatherSource{halo, false});  // the results: tile interiors
         StepSeconds ts, te, tg;
         scatter.time_steps(&ts);
         exchange.time_steps(&te);

@@ -467,6 +467,7 @@ void expect_run_matches_description(const Program& program, const Image& image, 
       EXPECT_EQ(got.halo, e.halo) << what << " step " << i;
       EXPECT_EQ(got.bytes, e.bytes) << what << " step " << i;
       EXPECT_EQ(got.operation, e.operation) << what << " step " << i;
+      EXPECT_EQ(got.in_place, e.in_place) << what << " step " << i;
     }
   }
 }

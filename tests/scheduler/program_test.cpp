@@ -348,6 +348,36 @@ TEST(ProgramPricing, HandComputedOnOneAndThreeRanks) {
   EXPECT_DOUBLE_EQ(allreduce_us(*make_model(ModelKind::p3pc, machine()), machine().placement, 3, 1), 13);
 }
 
+TEST(ProgramPricing, AGatherOfResultsInHaloedTilesPaysTheRootsCopy) {
+  // edge_like's two outputs held in tiles with halo 2, the root's part not in place (an
+  // image the program reads a halo of): the root's plan copies its part into the image,
+  // a copy of 100 ns per row + 10 ns per float. P = 1, one 8x8 tile: 8 rows of 8 floats =
+  // 8 x 180 ns = 1.44 us per image, where the in-place gather costs nothing.
+  ProgramDescription held = edge_like();
+  held.steps.back().halo = Halo{2, 2};
+  held.steps.back().in_place = false;
+  MachineParams m = machine();
+  m.copy.per_row_ns = 100;
+  m.copy.per_float_ns = 10;
+  for (GatherAlgorithm a : {GatherAlgorithm::oft, GatherAlgorithm::sbt}) {
+    const Plan one{Grid{1, 1}, ScatterAlgorithm::oft, a, ExchangeAlgorithm::nonblocking};
+    EXPECT_DOUBLE_EQ(price_program(edge_like(), one, ModelKind::p3pc, m).phases.gather, 0) << to_string(a);
+    const ProgramCost c = price_program(held, one, ModelKind::p3pc, m);
+    EXPECT_NEAR(c.phases.gather, 2 * 1.44, 1e-12) << to_string(a);
+    expect_steps_add_up(c);
+  }
+  // P = 2 (1x2, 8x4 tiles), oft: the root copies 4 rows (0.72 us), then receives rank
+  // 1's strided part (sent at 0, full path F = 5 whatever the layout in this table): it
+  // has it at max(0.72 + R, F) = 5 per image, as in place.
+  const Plan two{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  EXPECT_DOUBLE_EQ(price_program(held, two, ModelKind::p3pc, m).phases.gather, 2 * 5);
+  // The same program with its root copy longer than the message: copy 4 x (100 + 8 x
+  // 1000) ns = 32.4 us, then the receive: 32.4 + R = 34.4 per image.
+  m.copy.per_float_ns = 1000;
+  EXPECT_NEAR(price_program(held, two, ModelKind::p3pc, m).phases.gather, 2 * 34.4, 1e-9);
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), two, ModelKind::p3pc, m).phases.gather, 2 * 5);
+}
+
 TEST(ProgramPricing, EveryExchangeAtItsOwnHalo) {
   // T_full,* = 5 + 0.1 us per byte: an exchange's price grows with its halo. On 1x2 the
   // y messages are (8 + 2 hx) x hy floats: 40 bytes at halo 1 (F = 9), 96 bytes at halo 2

@@ -319,14 +319,14 @@ std::vector<Plan> all_plans(const std::vector<Grid>& grids) {
 
 namespace {
 
-// The first of `algorithms` whose plan (made by `plan_of` at each halo) runs the same
-// steps as `chosen`'s at every halo.
-template <class A, std::size_t N, class F>
-A first_alias(const std::array<A, N>& algorithms, A chosen, const std::vector<Halo>& halos, F plan_of) {
+// The first of `algorithms` whose plan (made by `plan_of` at each key: a halo, a
+// gather's source) runs the same steps as `chosen`'s at every key.
+template <class A, std::size_t N, class K, class F>
+A first_alias(const std::array<A, N>& algorithms, A chosen, const std::vector<K>& keys, F plan_of) {
   for (A a : algorithms) {
     if (a == chosen) return a;
-    if (std::all_of(halos.begin(), halos.end(),
-                    [&](const Halo& h) { return same_steps(plan_of(a, h), plan_of(chosen, h)); }))
+    if (std::all_of(keys.begin(), keys.end(),
+                    [&](const K& k) { return same_steps(plan_of(a, k), plan_of(chosen, k)); }))
       return a;
   }
   return chosen;
@@ -334,25 +334,28 @@ A first_alias(const std::array<A, N>& algorithms, A chosen, const std::vector<Ha
 
 }  // namespace
 
-Plan executed_as(const Plan& plan, int width, int height, const std::vector<Halo>& halos) {
+Plan executed_as(const Plan& plan, int width, int height, const std::vector<Halo>& halos,
+                 const std::vector<GatherSource>& gathered) {
   const Partition p(width, height, plan.grid);
   const std::vector<Halo> none{Halo{}};
   const std::vector<Halo>& at = halos.empty() ? none : halos;
+  const std::vector<GatherSource> one_source{GatherSource{}};
+  const std::vector<GatherSource>& sources = gathered.empty() ? one_source : gathered;
   Plan out = plan;
   out.scatter = first_alias(kScatterAlgorithms, plan.scatter, at,
                             [&](ScatterAlgorithm a, Halo h) { return scatter_plan(a, p, h); });
   out.exchange = first_alias(kExchangeAlgorithms, plan.exchange, at,
                              [&](ExchangeAlgorithm a, Halo h) { return exchange_plan(a, p, h); });
-  out.gather = first_alias(kGatherAlgorithms, plan.gather, none,
-                           [&](GatherAlgorithm a, Halo) { return gather_plan(a, p); });
+  out.gather = first_alias(kGatherAlgorithms, plan.gather, sources,
+                           [&](GatherAlgorithm a, const GatherSource& s) { return gather_plan(a, p, s); });
   return out;
 }
 
 std::vector<Plan> distinct_plans(const std::vector<Grid>& grids, int width, int height,
-                                 const std::vector<Halo>& halos) {
+                                 const std::vector<Halo>& halos, const std::vector<GatherSource>& gathered) {
   std::vector<Plan> out;
   for (const Plan& plan : all_plans(grids)) {
-    const Plan e = executed_as(plan, width, height, halos);
+    const Plan e = executed_as(plan, width, height, halos, gathered);
     if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   }
   return out;

@@ -474,7 +474,8 @@ std::vector<std::pair<std::string, Plan>> baselines_for(const Scenario& sc) {
 // The end-to-end set (root only): each model's choice and each feasible baseline (both
 // as executed_as gives them) and the best distinct executions by measured phases.
 std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vector<Grid>& grids,
-                                   const std::vector<Halo>& halos, const std::vector<Observation>& phases,
+                                   const std::vector<Halo>& halos, const std::vector<GatherSource>& gathered,
+                                   const std::vector<Observation>& phases,
                                    const std::vector<Prediction>& predictions,
                                    const std::vector<std::pair<std::string, Plan>>& baselines, int extra,
                                    Results& r) {
@@ -486,7 +487,20 @@ std::vector<Plan> end_to_end_plans(const Scenario& sc, int index, const std::vec
     if (std::find(grids.begin(), grids.end(), plan.grid) != grids.end()) required.push_back(plan);
     else r.notes.push_back("baseline " + name + ": grid " + tessera::to_string(plan.grid) + " infeasible for " + to_string(sc));
   }
-  return select_end_to_end(phases, index, distinct_plans(grids, sc.width, sc.height, halos), required, extra);
+  return select_end_to_end(phases, index, distinct_plans(grids, sc.width, sc.height, halos, gathered), required,
+                           extra);
+}
+
+// The sources a program's gathers take their results from (executed_as compares plans
+// at each).
+std::vector<GatherSource> gathered_sources(const ProgramDescription& description) {
+  std::vector<GatherSource> out;
+  for (const auto& s : description.steps)
+    if (s.kind == ProgramStep::Kind::gather) {
+      const GatherSource source{s.halo, s.in_place};
+      if (std::find(out.begin(), out.end(), source) == out.end()) out.push_back(source);
+    }
+  return out;
 }
 
 // The halos a program's scatter and exchanges run at (what executed_as compares plans at).
@@ -533,14 +547,17 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   const bool gauss = sc.app == "gauss";
   std::vector<Grid> grids;
   std::vector<Halo> halos;
+  std::vector<GatherSource> gathered;
   session.agree([&] {
     if (!gauss) st.description = program.describe(sc.width, sc.height);
     grids = feasible_grids(sc, program.halo());
     if (grids.empty()) throw InfeasiblePlan("no grid of " + std::to_string(sc.procs) + " fits " + to_string(sc));
-    halos = communicated_halos(st.description ? *st.description : program.describe(sc.width, sc.height));
+    const ProgramDescription described = st.description ? *st.description : program.describe(sc.width, sc.height);
+    halos = communicated_halos(described);
+    gathered = gathered_sources(described);
     if (!session.is_root()) return;
     st.predictions = predict(sc, params, st.description);
-    for (auto& p : st.predictions) p.chosen = executed_as(p.chosen, sc.width, sc.height, halos);
+    for (auto& p : st.predictions) p.chosen = executed_as(p.chosen, sc.width, sc.height, halos, gathered);
   });
   const bool by_exchange = st.description && exchanges_in_compute(*st.description);
   if (session.is_root())
@@ -556,11 +573,11 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   }, Session::Wait::sleep);
   std::string plan_text;
   st.baselines = baselines_for(sc);
-  for (auto& b : st.baselines) b.second = executed_as(b.second, sc.width, sc.height, halos);
+  for (auto& b : st.baselines) b.second = executed_as(b.second, sc.width, sc.height, halos, gathered);
   session.agree([&] {
     if (!session.is_root()) return;
     plan_text = join_plans(
-        end_to_end_plans(sc, st.index, grids, halos, st.phases, st.predictions, st.baselines, o.extra, r));
+        end_to_end_plans(sc, st.index, grids, halos, gathered, st.phases, st.predictions, st.baselines, o.extra, r));
   });
   st.plans = split_plans(session.broadcast(plan_text));
   return st;

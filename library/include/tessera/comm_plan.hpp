@@ -22,8 +22,9 @@ namespace tessera {
 enum class Store : std::uint8_t {
   image,     ///< the root's whole image (input of a scatter, result of a gather); stride W
   tile,      ///< the rank's haloed tile buffer; stride tile width + 2 halo.x
-  output,    ///< the rank's tile-sized result; stride tile width (a non-root rank's own
-             ///< buffer; the root's output is its tile inside the result image)
+  output,    ///< the rank's result, its tile's interior; rows tile width + 2 halo.x apart
+             ///< (a gather plan's halo: that of the tile buffer the result lives in; 0:
+             ///< back to back)
   staging,   ///< the tiles of the rank's SBT subtree back to back in rank order, each
              ///< contiguous with stride its width
   received,  ///< a contiguous buffer of the rank's own tile (flat-tree receive, MPI's
@@ -89,10 +90,23 @@ bool same_steps(const CommPlan& a, const CommPlan& b);
 
 /// The scatter from rank 0: every rank ends with its tile in Store::tile (interior).
 CommPlan scatter_plan(ScatterAlgorithm algorithm, const Partition& partition, Halo halo);
+/// Where the results a gather takes live on their ranks.
+struct GatherSource {
+  /// Halo of the tile buffer each rank's result is the interior of (an image the program
+  /// reads a halo of); {} when results are tile-sized buffers of their own.
+  Halo halo;
+  /// The root's result already is its tile of the result image (tessera's pipelines and
+  /// a program's outputs nothing reads a halo of are computed into it): the root copies
+  /// nothing for itself. Otherwise its plan starts with that copy.
+  bool root_in_place = true;
+  friend bool operator==(const GatherSource&, const GatherSource&) = default;
+};
+
 /// The gather to rank 0: every rank's Store::output reaches the root's Store::image.
-/// The root's own output is assumed in place in the image (tessera's pipelines compute
-/// into it), so the root copies nothing for itself.
-CommPlan gather_plan(GatherAlgorithm algorithm, const Partition& partition);
+/// The plan's halo is `source.halo`: non-root ranks send their result from the haloed
+/// tile itself (a strided, noncontiguous side when halo.x > 0), so nothing is packed
+/// outside the plan.
+CommPlan gather_plan(GatherAlgorithm algorithm, const Partition& partition, GatherSource source = {});
 /// The border exchange: neighbour data into each tile's halo, image edges mirrored.
 /// Precondition: infeasibility(partition, halo) is empty.
 CommPlan exchange_plan(ExchangeAlgorithm algorithm, const Partition& partition, Halo halo);

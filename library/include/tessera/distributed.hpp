@@ -99,23 +99,31 @@ class BorderExchange {
 /// Construction is local. Precondition: team.size() == partition.procs().
 class Gather {
  public:
-  Gather(const Team& team, const Partition& partition, GatherAlgorithm algorithm);
+  /// `source`: where each rank's result lives (gather_plan): a tile-sized buffer, or the
+  /// interior of a tile with `source.halo`; whether the root's already is its tile of
+  /// the result image.
+  Gather(const Team& team, const Partition& partition, GatherAlgorithm algorithm, GatherSource source = {});
   ~Gather();
   Gather(Gather&&) noexcept;
-  /// `local` is this rank's tile (its box of the partition); `whole` is allocated by
-  /// the caller on the root (image-sized; ignored elsewhere). If the root's `local`
-  /// already is its tile inside `whole`, nothing is copied for it. Collective over the team.
+  /// `local` is this rank's tile (its box of the partition), laid out as the source
+  /// says; `whole` is allocated by the caller on the root (image-sized; ignored
+  /// elsewhere). Runs the plan's steps and nothing else: InvalidArgument if `local` is
+  /// not where the source puts it. Collective over the team.
   void run(ConstView local, Image& whole) const;
   const CommPlan& plan() const;
+  const GatherSource& source() const;
   /// Appends each later run's step times to `record` (nullptr: stop). Local.
   void time_steps(StepSeconds* record);
 
  private:
   const Team* team_;
   std::unique_ptr<detail::Prepared> prepared_;
+  GatherSource source_;
 };
 
-/// One-shot forms: build, run once.
+/// One-shot forms: build, run once. The gathers take their source from `local` (a
+/// tile's interior: the halo its row spacing implies; the root in place if `local` is
+/// its tile of `whole`); rows spaced otherwise are packed into a buffer first.
 Tile scatter(const Team& team, const Image& image, const Partition& partition, Halo halo,
              ScatterAlgorithm algorithm);
 void exchange_borders(const Team& team, Tile& tile, ExchangeAlgorithm algorithm);

@@ -57,7 +57,11 @@ struct ProgramStep {
   /// rank's partial travels as: the scheduler prices allreduce_plan(P, images), the
   /// plan the executor runs with messages of exactly these words.
   int images = 1;
-  Halo halo;       ///< scatter/exchange: border width moved
+  Halo halo;       ///< scatter/exchange: border width moved; gather: the halo of the tiles
+                   ///< the images live in (GatherSource::halo)
+  /// gather: the root's part of each image already is in its result image
+  /// (GatherSource::root_in_place); otherwise the root's plan copies it there.
+  bool in_place = true;
 
   // compute steps
   Primitive primitive = Primitive::pixelwise;

@@ -399,13 +399,16 @@ void BorderExchange::end() {
   tile_ = nullptr;
 }
 
-Gather::Gather(const Team& team, const Partition& partition, GatherAlgorithm algorithm) : team_(&team) {
+Gather::Gather(const Team& team, const Partition& partition, GatherAlgorithm algorithm, GatherSource source)
+    : team_(&team) {
   require_team(team, partition, "gather");
-  prepared_ = prepare(gather_plan(algorithm, partition), team.rank(), kGatherTag);
+  prepared_ = prepare(gather_plan(algorithm, partition, source), team.rank(), kGatherTag);
+  source_ = source;
 }
 Gather::~Gather() = default;
 Gather::Gather(Gather&&) noexcept = default;
 const CommPlan& Gather::plan() const { return prepared_->plan; }
+const GatherSource& Gather::source() const { return source_; }
 void Gather::time_steps(StepSeconds* record) { trace_into(*prepared_, record); }
 
 void Gather::run(ConstView local, Image& whole) const {
@@ -418,26 +421,47 @@ void Gather::run(ConstView local, Image& whole) const {
                           std::to_string(t.height));
   if (rank == 0 && (whole.width() != p.width() || whole.height() != p.height()))
     throw InvalidArgument("gather: destination is not image-sized");
+  // The plan's steps are all that runs: the result must sit where its source says.
+  if (rank == 0) {
+    const View in_image = whole.view().sub(t.x0, t.y0, t.width, t.height);
+    if (source_.root_in_place && (local.data != in_image.data || local.stride != in_image.stride))
+      throw InvalidArgument("gather: the plan takes the root's result in place in the image, and it is not");
+  } else if (local.height > 1 && local.stride != std::ptrdiff_t(t.width) + 2 * source_.halo.x) {
+    throw InvalidArgument("gather: the result's rows are " + std::to_string(local.stride) +
+                          " floats apart, the plan's " + std::to_string(t.width + 2 * source_.halo.x) +
+                          " (its source halo " + std::to_string(source_.halo.x) + ")");
+  }
   Buffers b;
   b.image = rank == 0 ? whole.data() : nullptr;
-  // The plan sends a non-root output as one contiguous tile; a strided view is packed.
-  Image packed;
-  if (rank != 0 && local.stride != local.width) {
-    packed = Image(local.width, local.height);
-    for (int y = 0; y < local.height; ++y) std::copy_n(local.row(y), local.width, packed.view().row(y));
-    local = packed.view();
-  }
   b.output = local.data;
   b.output_stride = local.stride;
-  if (rank == 0) {
-    // The plan takes the root's output as in place in the image; put it there if not.
-    View in_image = whole.view().sub(t.x0, t.y0, t.width, t.height);
-    if (local.data != in_image.data || local.stride != in_image.stride)
-      for (int y = 0; y < t.height; ++y) std::copy_n(local.row(y), t.width, in_image.row(y));
-  }
   start_run(*prepared_);
   run_steps(team_->comm(), *prepared_, b, 0, prepared_->steps.size());
 }
+
+namespace {
+// The source a one-shot gather of `local` runs with: the halo its rows' spacing implies
+// (a tile's interior), the root in place only if `local` is its tile of `whole`.
+// Rows spaced otherwise (an odd gap) are packed into a buffer of their own first.
+GatherSource source_of(ConstView& local, const Image& whole, const Partition& p, int rank, Image& packed) {
+  const Box t = p.tile(rank);
+  GatherSource source;
+  if (rank == 0) {
+    const ConstView in_image = whole.view().sub(t.x0, t.y0, t.width, t.height);
+    source.root_in_place = local.data == in_image.data && local.stride == in_image.stride;
+    return source;
+  }
+  const std::ptrdiff_t gap = local.stride - t.width;
+  if (local.height > 1 && (gap < 0 || gap % 2 != 0)) {
+    packed = Image(local.width, local.height);
+    for (int y = 0; y < local.height; ++y) std::copy_n(local.row(y), local.width, packed.view().row(y));
+    local = packed.view();
+  } else if (local.height > 1) {
+    source.halo = Halo{int(gap / 2), 0};
+  }
+  return source;
+}
+}  // namespace
 
 Tile scatter(const Team& team, const Image& image, const Partition& partition, Halo halo,
              ScatterAlgorithm algorithm) {
@@ -450,7 +474,12 @@ void exchange_borders(const Team& team, Tile& tile, ExchangeAlgorithm algorithm)
 
 void gather_into(const Team& team, ConstView local, const Partition& partition, GatherAlgorithm algorithm,
                  Image& whole) {
-  Gather(team, partition, algorithm).run(local, whole);
+  require_team(team, partition, "gather");
+  if (team.rank() == 0 && (whole.width() != partition.width() || whole.height() != partition.height()))
+    throw InvalidArgument("gather: destination is not image-sized");
+  Image packed;
+  const GatherSource source = source_of(local, whole, partition, team.rank(), packed);
+  Gather(team, partition, algorithm, source).run(local, whole);
 }
 
 Image gather(const Team& team, ConstView local, const Partition& partition, GatherAlgorithm algorithm) {

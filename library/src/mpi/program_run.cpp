@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "../program_graph.hpp"
 #include "allreduce.hpp"
@@ -27,13 +28,18 @@ using detail::Op;
 using detail::Stage;
 
 // Program::run's `steps`: a scatter, exchange or gather records its step times under
-// its plan's name, "scatter oft", "exchange nonblocking halo 4x4", "gather sbt".
+// its plan's name, "scatter oft", "exchange nonblocking halo 4x4", "gather sbt"; a
+// gather of results held in haloed tiles "gather sbt halo 1x1", with " root copies"
+// when the root's part is not in place.
 template <class Communication>
 void trace_steps(Communication& c, std::map<std::string, StepSeconds>* steps) {
   if (!steps) return;
   const CommPlan& p = c.plan();
   std::string name = std::string(to_string(p.phase)) + " " + p.algorithm;
-  if (p.phase == CommPhase::exchange) name += " halo " + std::to_string(p.halo.x) + "x" + std::to_string(p.halo.y);
+  if (p.phase != CommPhase::scatter && (p.phase == CommPhase::exchange || p.halo != Halo{}))
+    name += " halo " + std::to_string(p.halo.x) + "x" + std::to_string(p.halo.y);
+  if constexpr (std::is_same_v<Communication, Gather>)
+    if (!c.source().root_in_place) name += " root copies";
   c.time_steps(&(*steps)[name]);
 }
 
@@ -49,13 +55,15 @@ struct Run {
   std::map<std::pair<int, int>, BorderExchange> exchanges;  // one plan per halo width
   std::vector<ProgramStep>* trace = nullptr;
 
-  void record(ProgramStep::Kind kind, const std::string& operation, int images, Halo halo, int bytes = 0) {
+  void record(ProgramStep::Kind kind, const std::string& operation, int images, Halo halo, int bytes = 0,
+              bool in_place = true) {
     ProgramStep s;
     s.kind = kind;
     s.operation = operation;
     s.images = images;
     s.halo = halo;
     s.bytes = bytes;
+    s.in_place = in_place;
     trace->push_back(s);
   }
 
@@ -253,11 +261,22 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
     run.step_times = steps;
     // Built before the clock starts: plans and datatypes are set up once per run.
     Scatter scatter(team, partition, l.buffer_halo[std::size_t(g.input)], plan.scatter);
-    Gather gather(team, partition, plan.gather);
     trace_steps(scatter, steps);
-    trace_steps(gather, steps);
-    for (const Stage& st : l.stages)
+    // One gather plan per source its outputs come from (detail::gather_runs, as
+    // describe() states them).
+    std::vector<std::pair<GatherSource, Gather>> gathers;
+    auto gather_for = [&](const GatherSource& source) -> Gather& {
+      for (auto& [s, gather] : gathers)
+        if (s == source) return gather;
+      gathers.emplace_back(source, Gather(team, partition, plan.gather, source));
+      trace_steps(gathers.back().second, steps);
+      return gathers.back().second;
+    };
+    for (const Stage& st : l.stages) {
       if (st.kind == Stage::Kind::exchange) run.exchange_for(st.halo);
+      if (st.kind == Stage::Kind::gather)
+        for (const detail::GatherRun& gr : detail::gather_runs(l, st)) gather_for(gr.source);
+    }
 
     // Timed: when this rank ended each stage, on the root's clock, and the stage's phase.
     // No barriers between the stages: the run is the untimed run plus clock reads.
@@ -312,26 +331,29 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
           break;
         case Stage::Kind::gather: {
           Image none;
-          for (std::size_t k = 0; k < st.nodes.size(); ++k) {
-            const int m = st.nodes[k];
-            Image whole;
-            if (run.computes_direct(m) && run.direct[std::size_t(m)].data() != nullptr)  // (moved-from: null)
-              whole = std::move(run.direct[std::size_t(m)]);  // the root's part is in place
-            else if (team.rank() == 0)
-              whole = Image(partition.width(), partition.height());
-            gather.run(run.in(m), team.rank() == 0 ? whole : none);
-            if (team.rank() == 0) {
-              // The same image may be two outputs: name each.
-              for (const auto& o : g.outputs)
-                if (o.value.image && o.value.id == m && !results.images.count(o.name)) {
-                  results.images.emplace(o.name, std::move(whole));
-                  break;
-                }
-              // An image that is two outputs gathers twice; the second time the root's
-              // part (still alive in the first result) is copied into a fresh image.
+          for (const detail::GatherRun& gr : detail::gather_runs(l, st)) {
+            const Gather& gather = gather_for(gr.source);
+            for (const int m : gr.nodes) {
+              Image whole;
+              if (gr.source.root_in_place && team.rank() == 0)
+                whole = std::move(run.direct[std::size_t(m)]);  // the root's part is in place
+              else if (team.rank() == 0)
+                whole = Image(partition.width(), partition.height());
+              gather.run(run.in(m), team.rank() == 0 ? whole : none);
+              if (team.rank() == 0) {
+                // The same image may be two outputs: name each. An image that is two
+                // outputs gathers twice; the second time the root's part (still alive
+                // in the first result) is copied into a fresh image.
+                for (const auto& o : g.outputs)
+                  if (o.value.image && o.value.id == m && !results.images.count(o.name)) {
+                    results.images.emplace(o.name, std::move(whole));
+                    break;
+                  }
+              }
             }
+            run.record(ProgramStep::Kind::gather, st.operation, int(gr.nodes.size()), gather.source().halo, 0,
+                       gather.source().root_in_place);
           }
-          run.record(ProgramStep::Kind::gather, st.operation, int(st.nodes.size()), {});
           slot = &PhaseSeconds::gather;
           break;
         }

@@ -166,6 +166,12 @@ struct ProgramGrid {
   std::vector<Halo> halos;             ///< distinct scatter/exchange halos
   std::vector<CommCosts> comm;         ///< per halo
   std::vector<int> halo_of;            ///< per step: index into halos (-1: none)
+  /// Gathers of results held in haloed tiles or not in place on the root (any source
+  /// but GatherSource{}): their sources, each one's plans priced per algorithm, and per
+  /// step the index into them (-1: the default source, priced in `comm`).
+  std::vector<GatherSource> gather_sources;
+  std::vector<std::array<double, 3>> gather_costs;
+  std::vector<int> source_of;
   std::vector<double> repeats;         ///< per step
   /// per step: compute and reduce costs, a gather's bookkeeping (every repeat)
   std::vector<double> fixed_us;

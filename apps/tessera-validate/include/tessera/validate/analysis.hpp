@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "tessera/comm_plan.hpp"
 #include "tessera/latency_watch.hpp"
 #include "tessera/partition.hpp"
 #include "tessera/plan.hpp"
@@ -245,15 +246,17 @@ std::vector<Plan> all_plans(const std::vector<Grid>& grids);
 /// The plan that runs exactly as `plan` does on a width x height image: each phase's
 /// algorithm replaced by the first of its list (kScatterAlgorithms, ...) whose plan runs
 /// the same steps (same_steps) at every halo in `halos` (the program's scatter and
-/// exchange halos). On one rank, for instance, every scatter but mpi copies the image
-/// into the tile, and both exchanges only mirror the edges. Such plans are one
-/// execution: validation measures it once, under this name, because timing each alias
-/// and keeping the fastest would reward the noise between identical runs. Local.
-Plan executed_as(const Plan& plan, int width, int height, const std::vector<Halo>& halos);
+/// exchange halos), and the gather's at every source in `gathered` (the program's gather
+/// sources; empty: the default one). On one rank, for instance, every scatter but mpi
+/// copies the image into the tile, and both exchanges only mirror the edges. Such plans
+/// are one execution: validation measures it once, under this name, because timing each
+/// alias and keeping the fastest would reward the noise between identical runs. Local.
+Plan executed_as(const Plan& plan, int width, int height, const std::vector<Halo>& halos,
+                 const std::vector<GatherSource>& gathered = {});
 /// all_plans(grids), each plan replaced by executed_as, without duplicates (first
 /// occurrence kept). Local.
 std::vector<Plan> distinct_plans(const std::vector<Grid>& grids, int width, int height,
-                                 const std::vector<Halo>& halos);
+                                 const std::vector<Halo>& halos, const std::vector<GatherSource>& gathered = {});
 
 /// The measured phases of a scenario added up as the program runs them: the phase
 /// observations of plan's grid and algorithms (scatter + exchange + compute + gather).
