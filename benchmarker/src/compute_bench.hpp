@@ -46,7 +46,7 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
 /// reduce_local), so what the scheduler prices a program's compute steps with is what
 /// its run executes.
 /// `operation` is a perfdb name (kComputePixelwise, kComputeSeparable,
-/// kComputeNeighbourhood, kComputeReduction), `size` what its rows store in `taps`
+/// kComputeNeighbourhood, kComputeReduction, ...), `size` what its rows store in `taps`
 /// (fused ops, taps, window size, scalars: 1), axis "x"/"y" for separable passes.
 struct PrimitiveKernel {
   const char* operation = perfdb::kComputePixelwise;
@@ -59,10 +59,10 @@ struct PrimitiveKernel {
 
 /// The kernels tessera-bench times: pixel-wise sweeps of 1 and several fused ops (so
 /// a + b ops can be fitted), separable passes of several tap counts along x and y,
-/// 3x3 and 5x5 neighbourhoods, the reduction sweep (the exact sum's: the costliest of
-/// reduce_local's sweeps, which prices min, max and count too), and the neighbourhood
-/// operations with kernels of their own: non-maximum suppression, local maxima, a
-/// hysteresis round.
+/// 3x3 and 5x5 neighbourhoods, reduce_local's three sweeps (the exact sum's, a
+/// minimum's or maximum's, a count's: until the twenty-eighth session the sum's priced
+/// all three, a maximum ~5x dear), and the neighbourhood operations with kernels of
+/// their own: non-maximum suppression, local maxima, a hysteresis round.
 /// `quick` keeps the fewest that still bracket each cost line.
 std::vector<PrimitiveKernel> primitive_kernels(bool quick);
 

@@ -627,7 +627,12 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         break;
       }
       case Stage::Kind::reduce: {
-        compute(first.label, Primitive::reduction)->ops = 1;
+        // Each reduction's own local sweep (reduce_local): the exact sum's, a minimum's or
+        // maximum's, a count's.
+        const Primitive sweep = first.op == Op::r_min || first.op == Op::r_max ? Primitive::extremum
+                                : first.op == Op::r_count                    ? Primitive::count
+                                                                             : Primitive::reduction;
+        compute(first.label, sweep)->ops = 1;
         ProgramStep* s = step(ProgramStep::Kind::reduce, first.label);
         // The words the executor's allreduce carries (what the scheduler's
         // allreduce_plan(P, images) prices).

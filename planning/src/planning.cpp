@@ -116,6 +116,8 @@ std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::Comput
   else if (c.operation == perfdb::kComputeNms) p.primitive = Primitive::nms;
   else if (c.operation == perfdb::kComputeLocalMax) p.primitive = Primitive::local_max;
   else if (c.operation == perfdb::kComputeHysteresis) p.primitive = Primitive::hysteresis;
+  else if (c.operation == perfdb::kComputeExtremum) p.primitive = Primitive::extremum;
+  else if (c.operation == perfdb::kComputeCount) p.primitive = Primitive::count;
   else return std::nullopt;
   if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0) ||
       !std::isfinite(c.ns_per_pixel) || (c.threads && *c.threads < 1))
@@ -551,6 +553,13 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     if (!older.empty())
       out.notes.push_back("no " + older + " measurements: priced as a 3x3 filter, far cheaper than their own kernels "
                           "(rerun tessera-bench)");
+    std::string sweeps;
+    for (Primitive p : {Primitive::extremum, Primitive::count})
+      if (c.has_own_primitive(Primitive::reduction) && !c.has_own_primitive(p))
+        sweeps += (sweeps.empty() ? "" : ", ") + std::string(to_string(p));
+    if (!sweeps.empty())
+      out.notes.push_back("no " + sweeps + " measurements: priced as the exact sum's sweep, several times dearer "
+                          "than their own (rerun tessera-bench)");
   }
   if (out.params.first_touch.empty() && !out.params.compute.empty())
     out.notes.push_back(

@@ -34,6 +34,7 @@ namespace {
 bool neighbourhood_like(Primitive p) {
   return p == Primitive::nms || p == Primitive::local_max || p == Primitive::hysteresis;
 }
+bool reduction_like(Primitive p) { return p == Primitive::extremum || p == Primitive::count; }
 
 int primitive_group(Primitive primitive, int axis) {
   switch (primitive) {
@@ -44,6 +45,8 @@ int primitive_group(Primitive primitive, int axis) {
     case Primitive::nms: return 5;
     case Primitive::local_max: return 6;
     case Primitive::hysteresis: return 7;
+    case Primitive::extremum: return 8;
+    case Primitive::count: return 9;
   }
   return 0;
 }
@@ -208,7 +211,8 @@ bool ComputeTable::has_own_primitive(Primitive primitive) const {
 
 bool ComputeTable::has_primitive(Primitive primitive) const {
   return has_own_primitive(primitive) ||
-         (neighbourhood_like(primitive) && has_own_primitive(Primitive::neighbourhood));
+         (neighbourhood_like(primitive) && has_own_primitive(Primitive::neighbourhood)) ||
+         (reduction_like(primitive) && has_own_primitive(Primitive::reduction));
 }
 
 void ComputeTable::index_shapes(PrimSize& size) {
@@ -255,10 +259,12 @@ double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int s
                                             int h) const {
   const auto& own = primitive_groups_[std::size_t(primitive_group(primitive, axis))];
   // Fallbacks: a separable pass along the other axis; a neighbourhood operation a
-  // database written before it had rows of its own measured as a 3x3 filter.
+  // database written before it had rows of its own measured as a 3x3 filter; a
+  // minimum's, maximum's or count's sweep as the exact sum's.
   const auto& groups = !own.empty()                           ? own
                        : primitive == Primitive::separable    ? primitive_groups_[std::size_t(axis == 0 ? 2 : 1)]
                        : neighbourhood_like(primitive)         ? primitive_groups_[3]
+                       : reduction_like(primitive)             ? primitive_groups_[4]
                                                               : own;
   if (groups.empty())
     throw InvalidArgument("no '" + std::string(to_string(primitive)) +

@@ -286,7 +286,7 @@ double step_pixels(const ProgramStep& s, int w, int h) {
 }
 
 int step_size(const ProgramStep& s) {
-  return s.primitive == Primitive::pixelwise || s.primitive == Primitive::reduction ? s.ops : s.taps;
+  return s.primitive == Primitive::pixelwise || is_reduction(s.primitive) ? s.ops : s.taps;
 }
 
 // Compute of every step on the slowest tile class, µs per step (every repeat), from the
@@ -301,9 +301,13 @@ std::vector<double> primitive_compute(const ProgramDescription& program, const s
       const ProgramStep& s = program.steps[i];
       cur[i] = 0;
       if (s.kind != Kind::compute) continue;
-      const double ns = table.primitive_ns_per_pixel(s.primitive, s.axis == Axis::x ? 0 : 1, step_size(s),
-                                                     team * threads, shape.width, team * shape.height);
-      cur[i] = repeats[i] * ns * team * step_pixels(s, shape.width, shape.height) / 1000.0;
+      // A kernel the executor runs on one thread costs each rank its one-thread rate,
+      // whatever threads it has and whoever shares its node (each rank's own core).
+      const bool serial = runs_serially(s.primitive);
+      const int busy = serial ? 1 : team * threads, together = serial ? 1 : team;
+      const double ns = table.primitive_ns_per_pixel(s.primitive, s.axis == Axis::x ? 0 : 1, step_size(s), busy,
+                                                     shape.width, together * shape.height);
+      cur[i] = repeats[i] * ns * together * step_pixels(s, shape.width, shape.height) / 1000.0;
       sum += cur[i];
     }
     if (sum > worst) {

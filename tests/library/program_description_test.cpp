@@ -105,7 +105,9 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   const ProgramDescription d = apps::edges_program(o).describe(300, 200);
   // scatter, exchange(4,4), y passes (orders 0, 1), x passes (Lx, Ly), magnitude,
   // max reduction, exchange of M at 1, NMS, the thresholds (one fused sweep each),
-  // hysteresis (marks; loop: exchange 1, propagate, reduce), output scaling, gather 2.
+  // hysteresis (marks; loop: exchange 1, propagate, reduce), output scaling, a gather of
+  // M (held in its tile of halo 1: the root copies its part) and one of the edges
+  // (computed into the root's result).
   const std::vector<Kind> expected{
       Kind::scatter, Kind::exchange, Kind::compute, Kind::compute, Kind::compute, Kind::compute,  // Lx, Ly
       Kind::compute,                                                                               // magnitude
@@ -114,7 +116,7 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
       Kind::compute, Kind::compute, Kind::compute,  // survivors, strong, weak
       Kind::compute, Kind::exchange, Kind::compute, Kind::reduce,  // hysteresis
       Kind::compute,                                               // * 255
-      Kind::gather};
+      Kind::gather, Kind::gather};
   ASSERT_EQ(kinds(d), expected);
   EXPECT_EQ(d.steps[0].halo, (Halo{4, 4}));
   EXPECT_EQ(d.steps[1].halo, (Halo{4, 4}));
@@ -123,6 +125,7 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   EXPECT_EQ(d.steps[10].primitive, Primitive::nms);  // its own kernel, not a 3x3 filter's
   EXPECT_EQ(d.steps[10].taps, 3);
   EXPECT_EQ(d.steps[16].primitive, Primitive::hysteresis);
+  EXPECT_EQ(d.steps[7].primitive, Primitive::extremum);  // max's own sweep, not the exact sum's
   EXPECT_EQ(d.steps[8].images, 2);  // max: {extreme, seen}, two 8-byte words
   EXPECT_EQ(d.steps[8].bytes, 16);
   EXPECT_EQ(d.steps[17].images, 1);  // hysteresis: "changed?" as one word
@@ -130,7 +133,12 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   EXPECT_EQ(d.steps[15].halo, (Halo{1, 1}));
   EXPECT_EQ(d.steps[17].repeat_first, 15);
   EXPECT_GE(d.steps[17].expected_rounds, 1);
-  EXPECT_EQ(d.steps.back().images, 2);
+  EXPECT_EQ(d.steps[19].images, 1);
+  EXPECT_EQ(d.steps[19].halo, (Halo{1, 1}));
+  EXPECT_FALSE(d.steps[19].in_place);
+  EXPECT_EQ(d.steps[20].images, 1);
+  EXPECT_EQ(d.steps[20].halo, (Halo{}));
+  EXPECT_TRUE(d.steps[20].in_place);
   EXPECT_EQ(d.halo, (Halo{4, 4}));
 }
 
@@ -167,8 +175,16 @@ TEST(ProgramDescription, CornersExchangeTheStructureTensorAtRhosHalo) {
   EXPECT_EQ(exchanges, (std::vector<Halo>{{4, 4}, {5, 5}, {5, 5}, {5, 5}, {1, 1}}));
   EXPECT_EQ(d.halo, (Halo{5, 5}));
   EXPECT_EQ(count(d, Kind::reduce), 1);  // max H
-  EXPECT_EQ(d.steps.back().kind, Kind::gather);
-  EXPECT_EQ(d.steps.back().images, 2);
+  // The response H, held in its tile of halo 1 (the maxima read around it), then the
+  // corners, computed into the root's result.
+  ASSERT_EQ(count(d, Kind::gather), 2);
+  const ProgramStep &response_out = d.steps[d.steps.size() - 2], &corners_out = d.steps.back();
+  EXPECT_EQ(response_out.kind, Kind::gather);
+  EXPECT_EQ(response_out.halo, (Halo{1, 1}));
+  EXPECT_FALSE(response_out.in_place);
+  EXPECT_EQ(corners_out.kind, Kind::gather);
+  EXPECT_EQ(corners_out.images, 1);
+  EXPECT_TRUE(corners_out.in_place);
   // The response is one fused sweep of its 7 pixel-wise operations.
   bool response = false;
   for (const auto& s : d.steps) response = response || (s.primitive == Primitive::pixelwise && s.ops == 7);

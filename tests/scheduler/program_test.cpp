@@ -323,6 +323,47 @@ TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {
   EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m).phases.compute, team);
 }
 
+TEST(ProgramPricing, ASerialKernelCostsEachRankItsOneThreadRate) {
+  // One node of 2 cores (Placement{2, 2}). A max's sweep and a hysteresis round run on
+  // one thread per rank; a pixel-wise sweep on every thread the rank has. Measured on
+  // 8x8 tiles: pixel-wise 4 ns with one thread, 2 with two; the max's sweep 3 ns and the
+  // hysteresis round 8 ns, with one thread and with "two" alike (as the bench measures
+  // them).
+  ProgramDescription p;
+  p.width = 8;
+  p.height = 8;
+  p.steps = {comm(ProgramStep::Kind::scatter, "input", 1), compute("scale", Primitive::pixelwise, 1),
+             compute("max", Primitive::extremum, 1), comm(ProgramStep::Kind::reduce, "max", 2),
+             compute("grow", Primitive::hysteresis, 3), comm(ProgramStep::Kind::gather, "output", 1)};
+  MachineParams m = machine({{Primitive::pixelwise, 0, 1, 1, 8, 8, 4.0},  {Primitive::pixelwise, 0, 1, 2, 8, 8, 2.0},
+                             {Primitive::extremum, 0, 1, 1, 8, 8, 3.0},   {Primitive::extremum, 0, 1, 2, 8, 8, 3.0},
+                             {Primitive::hysteresis, 0, 3, 1, 8, 8, 8.0}, {Primitive::hysteresis, 0, 3, 2, 8, 8, 8.0}});
+  m.placement = Placement{2, 2};
+  // P = 1, two threads: 64 px x (2 + 3 + 8) ns = 0.832 us.
+  EXPECT_NEAR(price_program(p, Plan{Grid{1, 1}}, ModelKind::p3pc, m).phases.compute, 64 * 13e-3, 1e-12);
+  // P = 2, a team of two one-thread ranks on 8x4 tiles: the pixel-wise sweep at the
+  // node's two-thread rate over both tiles, 64 px x 2 ns; each serial kernel on its own
+  // rank's 32 px at the one-thread rate, side by side: 32 x (3 + 8) ns. (Priced as a
+  // team, 64 x 11 ns, two ranks would cost what one rank does alone.)
+  const Plan two{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  EXPECT_NEAR(price_program(p, two, ModelKind::p3pc, m).phases.compute, (64 * 2 + 32 * 11) * 1e-3, 1e-12);
+}
+
+TEST(PrimitiveTable, AMinimumsMaximumsOrCountsSweepOfItsOwnOrTheSumsInOlderDatabases) {
+  const ComputeTable t({}, {},
+                       {{Primitive::reduction, 0, 1, 1, 64, 64, 6.0},
+                        {Primitive::extremum, 0, 1, 1, 64, 64, 1.0}});
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::extremum, 0, 1, 1, 64, 64), 1.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::reduction, 0, 1, 1, 64, 64), 6.0);
+  // No count rows (a database written before them): the sum's sweep, as then.
+  EXPECT_TRUE(t.has_primitive(Primitive::count));
+  EXPECT_FALSE(t.has_own_primitive(Primitive::count));
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::count, 0, 1, 1, 64, 64), 6.0);
+  const ComputeTable none({}, {}, {{Primitive::pixelwise, 0, 1, 1, 64, 64, 2.0}});
+  EXPECT_FALSE(none.has_primitive(Primitive::extremum));
+  EXPECT_THROW(none.primitive_ns_per_pixel(Primitive::extremum, 0, 1, 1, 64, 64), InvalidArgument);
+}
+
 TEST(ProgramPricing, HandComputedOnOneAndThreeRanks) {
   // P = 1: no communication at all; one 8x8 tile priced from the 8x4 points:
   // 64 x 1500 ns + (10 x 8) x 6000 ns + 3 x 64 x 1000 ns = 96 + 480 + 192 us.

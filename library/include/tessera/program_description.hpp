@@ -22,10 +22,12 @@ enum class Primitive {
   pixelwise,      ///< one sweep over the pixels evaluating `ops` fused elementary operations
   separable,      ///< one 1-D filter pass of `taps` taps along `axis`
   neighbourhood,  ///< a taps x taps 2-D neighbourhood operation (taps 3 or 5)
-  reduction,      ///< a local sweep folding the pixels into `ops` scalars
+  reduction,      ///< the exact sum's local sweep (sum, mean), folding the pixels into `ops` scalars
   nms,            ///< non-maximum suppression along each pixel's gradient direction (taps 3)
   local_max,      ///< 3x3 local maxima (taps 3)
   hysteresis,     ///< one round of edge growth: a scan and a flood fill, one thread (taps 3)
+  extremum,       ///< the local sweep of a minimum or maximum (`ops` scalars)
+  count,          ///< the local sweep of a count of nonzero pixels (`ops` scalars)
 };
 inline std::string_view to_string(Primitive p) {
   switch (p) {
@@ -36,8 +38,23 @@ inline std::string_view to_string(Primitive p) {
     case Primitive::nms: return "nms";
     case Primitive::local_max: return "local_max";
     case Primitive::hysteresis: return "hysteresis";
+    case Primitive::extremum: return "extremum";
+    case Primitive::count: return "count";
   }
   return "?";
+}
+
+/// The primitives the executor runs on one thread per rank, whatever threads it has
+/// (reduce_local's sweeps, hysteresis's rounds): a rank's other threads do not speed
+/// them up, and ranks sharing a node run theirs side by side.
+constexpr bool runs_serially(Primitive p) {
+  return p == Primitive::reduction || p == Primitive::extremum || p == Primitive::count ||
+         p == Primitive::hysteresis;
+}
+
+/// The local sweeps of a global reduction, each its own kernel.
+constexpr bool is_reduction(Primitive p) {
+  return p == Primitive::reduction || p == Primitive::extremum || p == Primitive::count;
 }
 
 /// One step of a program run, in execution order.

@@ -264,6 +264,10 @@ inline constexpr char kComputeHysteresis[] = "hysteresis";
 /// A reduction sweep folding the tile into `taps` scalars (the exact sum's sweep, taps 1; before
 /// the executor's kernels were timed, a double sum, min and max, taps 3); axis "".
 inline constexpr char kComputeReduction[] = "reduction";
+/// A minimum's or maximum's local sweep (reduce_local's, one thread), `taps` 1, axis "".
+inline constexpr char kComputeExtremum[] = "extremum";
+/// A count of nonzero pixels' local sweep (reduce_local's, one thread), `taps` 1, axis "".
+inline constexpr char kComputeCount[] = "count";
 /// One even-order 1-D filter pass (databases written before schema 3).
 inline constexpr char kComputeFilter[] = "filter";
 /// One odd-order (antisymmetric) 1-D filter pass (databases written before schema 3).

@@ -181,7 +181,7 @@ class ComputeTable {
   static void index_shapes(PrimSize& size);  ///< fills widest and narrow from shapes
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
-  std::array<std::vector<PrimThreads>, 8> primitive_groups_;
+  std::array<std::vector<PrimThreads>, 10> primitive_groups_;
 };
 
 /// Compute time of one run of the pipeline (all exchanges) on the slowest tile class
