@@ -267,6 +267,35 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
   return out;
 }
 
+namespace {
+
+// A w x h field of noise smoothed by two 5-tap box passes along each axis (stride w).
+// Local maxima are searched in smooth responses (a corner response after its
+// integration Gaussian), where the kernel's comparisons come out alike in stretches; on
+// noise they flip at random and it costs about twice as much (an independent probe of
+// run_local_max at 1024^2, two threads: 2.8 ms on a smoothed response, 5.4 on noise).
+Image smoothed_noise(int w, int h, std::mt19937& rng) {
+  std::uniform_real_distribution<float> noise(0.0f, 1.0f);
+  Image a(w, h), b(w, h);
+  std::generate_n(a.data(), std::size_t(w) * std::size_t(h), [&] { return noise(rng); });
+  auto box = [](const Image& from, Image& to, bool along_x) {
+    const int W = from.width(), H = from.height();
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x) {
+        float sum = 0;
+        for (int k = -2; k <= 2; ++k) {
+          const int u = along_x ? std::clamp(x + k, 0, W - 1) : x, v = along_x ? y : std::clamp(y + k, 0, H - 1);
+          sum += from.view().row(v)[u];
+        }
+        to.view().row(y)[x] = sum / 5.0f;
+      }
+  };
+  for (int pass = 0; pass < 2; ++pass) box(a, b, true), box(b, a, false);
+  return a;
+}
+
+}  // namespace
+
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
                                                 const std::vector<std::pair<int, int>>& tiles,
                                                 const std::vector<int>& threads, const StopRule& rule,
@@ -308,6 +337,13 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     marks_start[i] = strong_px(rng) ? 1.0f : 0.0f;
     weak.data()[i] = weak_px(rng) ? 1.0f : 0.0f;
   }
+  // Local maxima on a smoothed field per tile, haloed as `src` (smoothed_noise).
+  std::vector<Image> smooth(tiles.size());
+  for (const auto& k : kernels)
+    if (std::string_view(k.operation) == perfdb::kComputeLocalMax)
+      for (std::size_t t = 0; t < tiles.size(); ++t)
+        if (smooth[t].empty())
+          smooth[t] = smoothed_noise(tiles[t].first + 2 * radius, tiles[t].second + 2 * radius, rng);
   // Each kernel's data built once, outside the timed span, as the executor has it.
   std::vector<detail::PixelProgram> chains(kernels.size());
   std::vector<Kernel1D> passes(kernels.size());
@@ -351,7 +387,8 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
           const ConstView gy{in.data + stride, w, h, stride};  // more noise: another row
           detail::run_nms(in, in, gy, out);
         } else if (op == perfdb::kComputeLocalMax) {
-          detail::run_local_max(in, out);
+          const Image& field = smooth[c.tile];
+          detail::run_local_max(ConstView{field.data() + std::ptrdiff_t(radius) * stride + radius, w, h, stride}, out);
         } else if (op == perfdb::kComputeHysteresis) {
           sink = sink + detail::hysteresis_round(View{marks.data() + at, w, h, stride},
                                                  ConstView{weak.data() + at, w, h, stride});
