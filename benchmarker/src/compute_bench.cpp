@@ -242,10 +242,13 @@ std::vector<PrimitiveKernel> primitive_kernels(bool quick) {
       k.push_back({kComputeSeparable, taps, axis});
   for (int size : {3, 5}) k.push_back({kComputeNeighbourhood, size, "xy"});
   k.push_back({kComputeReduction, 1, ""});  // the exact sum's sweep (sum, mean)
-  // The neighbourhood operations that are kernels of their own; with --quick on one
-  // tile: per pixel they cost the same on every tile (this project's VM, 32 Ki to 2 Mi
-  // pixels: NMS 33.0-33.5 ns, local maxima 10.4-10.7, a hysteresis round 8.1-9.2).
-  for (const char* op : {kComputeNms, kComputeLocalMax, kComputeHysteresis}) k.push_back({op, 3, "xy", quick});
+  // The neighbourhood operations that are kernels of their own. Local maxima is a
+  // vector loop (since the twenty-eighth session) whose cost per pixel follows the tile,
+  // as a filter's: every tile. NMS and a hysteresis round with --quick on one tile: per
+  // pixel they cost the same on every tile (this project's VM, 32 Ki to 2 Mi pixels:
+  // NMS 33.0-33.5 ns, a hysteresis round 8.1-9.2).
+  k.push_back({kComputeLocalMax, 3, "xy"});
+  for (const char* op : {kComputeNms, kComputeHysteresis}) k.push_back({op, 3, "xy", quick});
   // A minimum's or maximum's sweep and a count's, one thread as the executor runs them
   // (this project's VM, 1 Mi pixels: 1.0 and 0.06 ms against the exact sum's 5.9).
   for (const char* op : {kComputeExtremum, kComputeCount}) k.push_back({op, 1, "", quick});
@@ -266,35 +269,6 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
   }
   return out;
 }
-
-namespace {
-
-// A w x h field of noise smoothed by two 5-tap box passes along each axis (stride w).
-// Local maxima are searched in smooth responses (a corner response after its
-// integration Gaussian), where the kernel's comparisons come out alike in stretches; on
-// noise they flip at random and it costs about twice as much (an independent probe of
-// run_local_max at 1024^2, two threads: 2.8 ms on a smoothed response, 5.4 on noise).
-Image smoothed_noise(int w, int h, std::mt19937& rng) {
-  std::uniform_real_distribution<float> noise(0.0f, 1.0f);
-  Image a(w, h), b(w, h);
-  std::generate_n(a.data(), std::size_t(w) * std::size_t(h), [&] { return noise(rng); });
-  auto box = [](const Image& from, Image& to, bool along_x) {
-    const int W = from.width(), H = from.height();
-    for (int y = 0; y < H; ++y)
-      for (int x = 0; x < W; ++x) {
-        float sum = 0;
-        for (int k = -2; k <= 2; ++k) {
-          const int u = along_x ? std::clamp(x + k, 0, W - 1) : x, v = along_x ? y : std::clamp(y + k, 0, H - 1);
-          sum += from.view().row(v)[u];
-        }
-        to.view().row(y)[x] = sum / 5.0f;
-      }
-  };
-  for (int pass = 0; pass < 2; ++pass) box(a, b, true), box(b, a, false);
-  return a;
-}
-
-}  // namespace
 
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
                                                 const std::vector<std::pair<int, int>>& tiles,
@@ -337,13 +311,6 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     marks_start[i] = strong_px(rng) ? 1.0f : 0.0f;
     weak.data()[i] = weak_px(rng) ? 1.0f : 0.0f;
   }
-  // Local maxima on a smoothed field per tile, haloed as `src` (smoothed_noise).
-  std::vector<Image> smooth(tiles.size());
-  for (const auto& k : kernels)
-    if (std::string_view(k.operation) == perfdb::kComputeLocalMax)
-      for (std::size_t t = 0; t < tiles.size(); ++t)
-        if (smooth[t].empty())
-          smooth[t] = smoothed_noise(tiles[t].first + 2 * radius, tiles[t].second + 2 * radius, rng);
   // Each kernel's data built once, outside the timed span, as the executor has it.
   std::vector<detail::PixelProgram> chains(kernels.size());
   std::vector<Kernel1D> passes(kernels.size());
@@ -387,8 +354,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
           const ConstView gy{in.data + stride, w, h, stride};  // more noise: another row
           detail::run_nms(in, in, gy, out);
         } else if (op == perfdb::kComputeLocalMax) {
-          const Image& field = smooth[c.tile];
-          detail::run_local_max(ConstView{field.data() + std::ptrdiff_t(radius) * stride + radius, w, h, stride}, out);
+          detail::run_local_max(in, out);
         } else if (op == perfdb::kComputeHysteresis) {
           sink = sink + detail::hysteresis_round(View{marks.data() + at, w, h, stride},
                                                  ConstView{weak.data() + at, w, h, stride});

@@ -132,6 +132,52 @@ TEST(Kernels, Filter2dIsTheWindowSumAndOpenCVsCorrelation) {
   }
 }
 
+// Local maxima on data full of ties (values from {0, 1, 2}), NaNs and infinities,
+// against the rule written out neighbour by neighbour: strictly greater than the four
+// before it in raster order, not below the four after it. A plateau gives one maximum
+// (its first pixel in raster order); a NaN is no maximum, nor is a pixel next to one.
+TEST(Kernels, LocalMaxIsTheRasterOrderRuleOnTiesNaNsAndInfinities) {
+  const int w = 37, h = 13;  // wider than a vector of floats, with a tail
+  Haloed in(w, h, 1, 11);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> level(0, 2), special(0, 19);
+  for (auto& v : in.data) {
+    v = float(level(rng));
+    const int s = special(rng);
+    if (s == 0) v = std::numeric_limits<float>::quiet_NaN();
+    if (s == 1) v = std::numeric_limits<float>::infinity();
+    if (s == 2) v = -std::numeric_limits<float>::infinity();
+  }
+  // A 3x3 plateau above everything around it: one maximum, at its first pixel.
+  for (int y = 4; y <= 6; ++y)
+    for (int x = 10; x <= 12; ++x) in.data[std::size_t((y + 1) * in.stride() + x + 1)] = 5.0f;
+  for (int y = 3; y <= 7; ++y)
+    for (int x : {9, 13}) in.data[std::size_t((y + 1) * in.stride() + x + 1)] = 0.0f;
+  for (int x = 9; x <= 13; ++x)
+    for (int y : {3, 7}) in.data[std::size_t((y + 1) * in.stride() + x + 1)] = 0.0f;
+  std::vector<float> out(std::size_t(w * h), -1.0f);
+  detail::run_local_max(in.interior(), View{out.data(), w, h, w});
+  const ConstView s = in.interior();
+  int maxima = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float c = s.at(x, y);
+      bool is = true;
+      for (int j = -1; j <= 1; ++j)
+        for (int i = -1; i <= 1; ++i) {
+          if (i == 0 && j == 0) continue;
+          const float n = s.at(x + i, y + j);
+          is = is && (j < 0 || (j == 0 && i < 0) ? c > n : c >= n);
+        }
+      maxima += is;
+      ASSERT_EQ(out[std::size_t(y * w + x)], is ? 1.0f : 0.0f) << "at " << x << "," << y;
+    }
+  for (int y = 4; y <= 6; ++y)
+    for (int x = 10; x <= 12; ++x)
+      EXPECT_EQ(out[std::size_t(y * w + x)], x == 10 && y == 4 ? 1.0f : 0.0f) << "plateau at " << x << "," << y;
+  EXPECT_GT(maxima, 5);  // the data has maxima of every kind to check, not only zeros
+}
+
 TEST(Kernels, ReduceLocalIsExactAndIgnoresNaNs) {
   Haloed in(13, 7, 1);
   const ConstView s = in.interior();

@@ -256,8 +256,9 @@ inline constexpr char kComputeNeighbourhood[] = "neighbourhood";
 /// Non-maximum suppression along each pixel's gradient direction (tessera::nms's
 /// kernel), `taps` 3, axis "xy"; inputs a magnitude and two gradients of noise.
 inline constexpr char kComputeNms[] = "nms";
-/// 3x3 local maxima (tessera::local_max's kernel), `taps` 3, axis "xy"; on smoothed noise (since
-/// the twenty-eighth session; on noise before, where the kernel costs about twice as much).
+/// 3x3 local maxima (tessera::local_max's kernel), `taps` 3, axis "xy"; on noise. Since the
+/// twenty-eighth session the kernel is a vector loop whose cost does not depend on the data
+/// (before, its short-cut comparisons cost about twice as much on noise as on a smooth response).
 inline constexpr char kComputeLocalMax[] = "local_max";
 /// One round of hysteresis's edge growth (a scan and a flood fill; one thread whatever
 /// `threads` says), `taps` 3, axis "xy"; edges 2 % of the pixels, weak 20 %, random.
