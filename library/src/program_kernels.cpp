@@ -4,8 +4,11 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numbers>
 
@@ -277,12 +280,40 @@ double ExactSum::value() const {
   return double(std::ldexp(v, -149));
 }
 
+// The minimum and maximum of floats in ordered_min/ordered_max's order (-0 below +0),
+// NaNs skipped, as int32 keys: non-negative floats keep their bits, negative ones flip
+// all but the sign bit. The two extremes are bits of NaNs, no float's key: they stand in
+// for a NaN. No branch, so the loop vectorises (with ordered_min/max per pixel after a
+// NaN test it cost ~1 ns a pixel, a quarter of a 512^2 corners run's compute).
+struct OrderKeys {
+  static constexpr std::int32_t kAboveEvery = std::numeric_limits<std::int32_t>::max();
+  static constexpr std::int32_t kBelowEvery = std::numeric_limits<std::int32_t>::min();
+  std::int32_t low = kAboveEvery, high = kBelowEvery;
+
+  void add(const float* row, int n) {
+    std::int32_t lo = low, hi = high;
+    for (int x = 0; x < n; ++x) {
+      // Masks, not branches or selects: GCC 12 vectorises these.
+      const auto bits = std::bit_cast<std::int32_t>(row[x]);
+      const std::int32_t nan = -std::int32_t((bits & 0x7fffffff) > 0x7f800000);  // all ones for a NaN
+      const std::int32_t key = (bits ^ ((bits >> 31) & 0x7fffffff)) & ~nan;
+      lo = std::min(lo, key | (nan & kAboveEvery));
+      hi = std::max(hi, key | (nan & kBelowEvery));
+    }
+    low = lo;
+    high = hi;
+  }
+  bool any() const { return high != kBelowEvery; }
+  static double value(std::int32_t key) { return double(std::bit_cast<float>(key >= 0 ? key : key ^ 0x7fffffff)); }
+};
+
 LocalReduction reduce_local(ConstView tile, Op op) {
   LocalReduction r;
   r.min = std::numeric_limits<double>::infinity();
   r.max = -r.min;
   r.pixels = std::int64_t(tile.width) * tile.height;
   std::int64_t since = 0;
+  OrderKeys keys;
   for (int y = 0; y < tile.height; ++y) {
     const float* row = tile.row(y);
     switch (op) {
@@ -294,12 +325,7 @@ LocalReduction reduce_local(ConstView tile, Op op) {
         break;
       case Op::r_min:
       case Op::r_max:
-        for (int x = 0; x < tile.width; ++x)
-          if (!std::isnan(row[x])) {
-            r.any = true;
-            r.min = ordered_min(r.min, double(row[x]));
-            r.max = ordered_max(r.max, double(row[x]));
-          }
+        keys.add(row, tile.width);
         break;
       default:
         for (int x = 0; x < tile.width; ++x) r.count += row[x] != 0.0f;
@@ -307,6 +333,11 @@ LocalReduction reduce_local(ConstView tile, Op op) {
     }
   }
   r.sum.normalise();
+  if (keys.any()) {
+    r.any = true;
+    r.min = OrderKeys::value(keys.low);
+    r.max = OrderKeys::value(keys.high);
+  }
   return r;
 }
 

@@ -178,6 +178,43 @@ TEST(Kernels, LocalMaxIsTheRasterOrderRuleOnTiesNaNsAndInfinities) {
   EXPECT_GT(maxima, 5);  // the data has maxima of every kind to check, not only zeros
 }
 
+// A minimum's and maximum's sweep against ordered_min/ordered_max folded pixel by pixel
+// over data full of zeros of both signs, infinities and NaNs of both signs, on a tile
+// wider than a vector with a tail; a tile of NaNs only has no extremes.
+TEST(Kernels, ReduceLocalExtremesAreTheOrderedFoldOnZerosInfinitiesAndNaNs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials{0.0f, -0.0f, inf, -inf, nan, -nan, 1e-45f, -1e-45f, 3.5f, -3.5f};
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int w = 1 + trial % 41, h = 1 + trial % 3;
+    Haloed in(w, h, 1, unsigned(trial));
+    // Each trial draws from a few of the specials: some tiles hold only zeros of one
+    // sign, some only NaNs, some no finite value.
+    std::vector<float> pool;
+    for (float v : specials)
+      if (rng() % 3 == 0) pool.push_back(v);
+    if (pool.empty()) pool.push_back(specials[std::size_t(trial) % specials.size()]);
+    for (auto& v : in.data) v = pool[rng() % pool.size()];
+    const ConstView s = in.interior();
+    bool any = false;
+    double lo = inf, hi = -inf;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        if (!std::isnan(s.at(x, y))) {
+          any = true;
+          lo = detail::ordered_min(lo, double(s.at(x, y)));
+          hi = detail::ordered_max(hi, double(s.at(x, y)));
+        }
+    for (Op op : {Op::r_min, Op::r_max}) {
+      const detail::LocalReduction r = detail::reduce_local(s, op);
+      ASSERT_EQ(r.any, any) << "trial " << trial;
+      if (!any) continue;
+      ASSERT_TRUE(same_bits(float(r.min), float(lo)) && r.min == lo) << "trial " << trial << ": " << r.min << " vs " << lo;
+      ASSERT_TRUE(same_bits(float(r.max), float(hi)) && r.max == hi) << "trial " << trial << ": " << r.max << " vs " << hi;
+    }
+  }
+}
+
 TEST(Kernels, ReduceLocalIsExactAndIgnoresNaNs) {
   Haloed in(13, 7, 1);
   const ConstView s = in.interior();
