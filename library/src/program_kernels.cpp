@@ -290,13 +290,16 @@ struct OrderKeys {
   static constexpr std::int32_t kBelowEvery = std::numeric_limits<std::int32_t>::min();
   std::int32_t low = kAboveEvery, high = kBelowEvery;
 
+  // A float's bits to its key and back: negative values flip all but the sign bit.
+  static std::int32_t flip(std::int32_t bits) { return bits ^ ((bits >> 31) & 0x7fffffff); }
+
   void add(const float* row, int n) {
     std::int32_t lo = low, hi = high;
     for (int x = 0; x < n; ++x) {
       // Masks, not branches or selects: GCC 12 vectorises these.
       const auto bits = std::bit_cast<std::int32_t>(row[x]);
       const std::int32_t nan = -std::int32_t((bits & 0x7fffffff) > 0x7f800000);  // all ones for a NaN
-      const std::int32_t key = (bits ^ ((bits >> 31) & 0x7fffffff)) & ~nan;
+      const std::int32_t key = flip(bits) & ~nan;
       lo = std::min(lo, key | (nan & kAboveEvery));
       hi = std::max(hi, key | (nan & kBelowEvery));
     }
@@ -304,7 +307,7 @@ struct OrderKeys {
     high = hi;
   }
   bool any() const { return high != kBelowEvery; }
-  static double value(std::int32_t key) { return double(std::bit_cast<float>(key >= 0 ? key : key ^ 0x7fffffff)); }
+  static double value(std::int32_t key) { return double(std::bit_cast<float>(flip(key))); }
 };
 
 LocalReduction reduce_local(ConstView tile, Op op) {
