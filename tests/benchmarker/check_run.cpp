@@ -187,7 +187,8 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   // Local maxima, a vector loop, on every tile as the sum's sweep; the others with --quick
   // on 2 tiles of 4.
   EXPECT_EQ(primitives[pdb::kComputeLocalMax], primitives[pdb::kComputeReduction]);
-  for (const char* op : {pdb::kComputeNms, pdb::kComputeHysteresis, pdb::kComputeExtremum, pdb::kComputeCount})
+  for (const char* op :
+       {pdb::kComputeNms, pdb::kComputeHysteresis, pdb::kComputeExtremum, pdb::kComputeCount})
     EXPECT_EQ(primitives[op] * 2, primitives[pdb::kComputeReduction]) << op;
 }
 

@@ -174,7 +174,8 @@ TEST(Kernels, LocalMaxIsTheRasterOrderRuleOnTiesNaNsAndInfinities) {
     }
   for (int y = 4; y <= 6; ++y)
     for (int x = 10; x <= 12; ++x)
-      EXPECT_EQ(out[std::size_t(y * w + x)], x == 10 && y == 4 ? 1.0f : 0.0f) << "plateau at " << x << "," << y;
+      EXPECT_EQ(out[std::size_t(y * w + x)], x == 10 && y == 4 ? 1.0f : 0.0f)
+          << "plateau at " << x << "," << y;
   EXPECT_GT(maxima, 5);  // the data has maxima of every kind to check, not only zeros
 }
 
@@ -209,8 +210,10 @@ TEST(Kernels, ReduceLocalExtremesAreTheOrderedFoldOnZerosInfinitiesAndNaNs) {
       const detail::LocalReduction r = detail::reduce_local(s, op);
       ASSERT_EQ(r.any, any) << "trial " << trial;
       if (!any) continue;
-      ASSERT_TRUE(same_bits(float(r.min), float(lo)) && r.min == lo) << "trial " << trial << ": " << r.min << " vs " << lo;
-      ASSERT_TRUE(same_bits(float(r.max), float(hi)) && r.max == hi) << "trial " << trial << ": " << r.max << " vs " << hi;
+      ASSERT_TRUE(same_bits(float(r.min), float(lo)) && r.min == lo)
+          << "trial " << trial << ": " << r.min << " vs " << lo;
+      ASSERT_TRUE(same_bits(float(r.max), float(hi)) && r.max == hi)
+          << "trial " << trial << ": " << r.max << " vs " << hi;
     }
   }
 }
