@@ -4,9 +4,12 @@
 // Prints one JSON line: median, min, max of the whole run and the median phases, the
 // plan, and the peak RSS of every rank.
 //   mpirun -n P tessera-program-bench --app edges|corners --input FILE [--sigma S]
-//          [--runs 5] [--grid XxY]
+//          [--runs 5] [--grid XxY] [--stages]
+// With --stages, also each stage's median share of the run (Program::run's "stages"
+// trace), to set beside the steps `tessera-plan` prices for the same plan.
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -25,6 +28,7 @@ int main(int argc, char** argv) {
   std::string app, input, grid_text;
   double sigma = 1;
   int runs = 5, warmup = 1;
+  bool stages = false;
   po::options_description d("tessera-program-bench: an app's program from scatter to gather\n\nOptions");
   d.add_options()("help,h", "show this help and exit")("version", "show the version and exit")(
       "app", po::value<std::string>(&app)->required(), "edges or corners")(
@@ -33,7 +37,8 @@ int main(int argc, char** argv) {
       "derivative scale (corners: rho = 2 sigma)")("runs", po::value<int>(&runs)->default_value(runs),
                                                    "timed runs")(
       "warmup", po::value<int>(&warmup)->default_value(warmup), "untimed runs first")(
-      "grid", po::value<std::string>(&grid_text), "XxY (default 1xP, P = ranks started)");
+      "grid", po::value<std::string>(&grid_text), "XxY (default 1xP, P = ranks started)")(
+      "stages", po::bool_switch(&stages), "also print each stage's median share of the run");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -66,9 +71,11 @@ int main(int argc, char** argv) {
       if (session.is_root()) image = tessera::read_image(input);
     });
     std::vector<tessera::PhaseSeconds> times;
+    std::map<std::string, tessera::StepSeconds> steps;
     for (int i = 0; i < warmup + runs; ++i) {
       tessera::PhaseSeconds t;
-      session.agree([&] { program.run(session, image, plan, &t); });
+      if (i == warmup) steps.clear();  // the timed runs' stages only
+      session.agree([&] { program.run(session, image, plan, &t, stages ? &steps : nullptr); });
       if (i >= warmup) times.push_back(t);
     }
     const auto rss = session.gather_values(tessera::Session::peak_rss_bytes());
@@ -95,6 +102,17 @@ int main(int argc, char** argv) {
                        {"compute", tessera::stats::median(pick(&tessera::PhaseSeconds::compute))},
                        {"gather", tessera::stats::median(pick(&tessera::PhaseSeconds::gather))}}},
                      {"peak_rss_bytes", rss}};
+    if (stages) {
+      const tessera::StepSeconds& st = steps.at("stages");
+      nlohmann::json list = nlohmann::json::array();
+      for (std::size_t k = 0; k < st.steps.size(); ++k) {
+        std::vector<double> v;
+        for (const auto& r : st.runs) v.push_back(r[k]);
+        list.push_back({{"stage", st.steps[k]}, {"median_s", tessera::stats::median(v)},
+                        {"min_s", tessera::stats::min(v)}, {"max_s", tessera::stats::max(v)}});
+      }
+      j["stages"] = list;
+    }
     std::cout << j.dump() << std::endl;
   } catch (const std::exception& e) {
     if (session.is_root()) std::cerr << "tessera-program-bench: error: " << e.what() << "\n";

@@ -650,7 +650,7 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         r->images = kHysteresisWords;
         r->bytes = 8 * r->images;
         r->repeat_first = loop;
-        r->expected_rounds = kExpectedHysteresisRounds;
+        r->expected_rounds = detail::kExpectedHysteresisRounds;
         break;
       }
       case Stage::Kind::gather: {

@@ -95,9 +95,6 @@ Lowered lower(const Graph& g);
 /// The ProgramDescription of `lowered` on a width x height image.
 ProgramDescription describe(const Graph& g, const Lowered& lowered, int width, int height);
 
-/// Expected rounds of a hysteresis loop, for the scheduler (a guess: 3).
-inline constexpr int kExpectedHysteresisRounds = 3;
-
 /// 8-byte words each rank's partial of a reduction travels as in the allreduce
 /// (allreduce_plan(P, words)): an exact sum's limbs and its three counters, a minimum's
 /// or maximum's {extreme, seen}, a count. describe() states it (ProgramStep::images,

@@ -192,21 +192,36 @@ void hysteresis_init(ConstView strong, View out) {
 bool hysteresis_round(View out, ConstView weak) {
   const int w = out.width, h = out.height;
   std::vector<std::pair<int, int>> stack;
+  std::vector<unsigned char> touched(std::size_t(std::max(w, 0)));
   bool changed = false;
   auto grow = [&](int x, int y) {
     out.at(x, y) = 1.0f;
     stack.push_back({x, y});
     changed = true;
   };
-  // Weak pixels next to an edge pixel (in the tile or its halo) become edges...
-  for (int y = 0; y < h; ++y)
+  // Weak pixels next to an edge pixel (in the tile or its halo) become edges... A row's
+  // test is all eight compares with no short cut, so the sweep is a vector loop whose
+  // cost does not depend on the data (with a short cut a round cost 6 ns a pixel on
+  // random marks and 2-3 on an edge map). It reads the row's neighbours as they were
+  // before the row grew; a pixel that only touches one grown in this row is reached by
+  // the closure below, which ends a round with the same marks either way.
+  for (int y = 0; y < h; ++y) {
+    const float* up = out.row(y - 1);
+    const float* mid = out.row(y);
+    const float* down = out.row(y + 1);
+    const float* weak_row = weak.row(y);
+    unsigned char any = 0;
     for (int x = 0; x < w; ++x) {
-      if (out.at(x, y) != 0.0f || weak.at(x, y) == 0.0f) continue;
-      bool touch = false;
-      for (int dy = -1; dy <= 1 && !touch; ++dy)
-        for (int dx = -1; dx <= 1 && !touch; ++dx) touch = out.at(x + dx, y + dy) != 0.0f;
-      if (touch) grow(x, y);
+      const bool touch = (up[x - 1] != 0.0f) | (up[x] != 0.0f) | (up[x + 1] != 0.0f) | (mid[x - 1] != 0.0f) |
+                         (mid[x + 1] != 0.0f) | (down[x - 1] != 0.0f) | (down[x] != 0.0f) | (down[x + 1] != 0.0f);
+      const unsigned char t = (mid[x] == 0.0f) & (weak_row[x] != 0.0f) & touch;
+      touched[std::size_t(x)] = t;
+      any |= t;
     }
+    if (any)
+      for (int x = 0; x < w; ++x)
+        if (touched[std::size_t(x)]) grow(x, y);
+  }
   // ... and so are weak pixels connected to those inside the tile.
   while (!stack.empty()) {
     auto [x, y] = stack.back();

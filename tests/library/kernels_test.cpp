@@ -179,6 +179,57 @@ TEST(Kernels, LocalMaxIsTheRasterOrderRuleOnTiesNaNsAndInfinities) {
   EXPECT_GT(maxima, 5);  // the data has maxima of every kind to check, not only zeros
 }
 
+// A hysteresis round against its definition, computed another way: the weak pixels (any
+// value but 0, NaN included) joined to an edge mark (tile or halo) through weak pixels
+// of the tile, found by a breadth-first flood from every mark. Densities from sparse to
+// beyond percolation; halo marks only; a second round changes nothing.
+TEST(Kernels, HysteresisRoundMarksTheWeakPixelsJoinedToAnEdge) {
+  const int w = 41, h = 23;  // wider than a vector of floats, with a tail
+  int total_grown = 0;
+  for (const double weak_share : {0.05, 0.3, 0.6}) {
+    for (const bool halo_only : {false, true}) {
+      std::mt19937 rng(unsigned(weak_share * 100) + halo_only);
+      std::bernoulli_distribution strong(0.01), weak_px(weak_share), nan_px(0.05);
+      Haloed marks(w, h, 1), weak(w, h, 1);
+      const int s = marks.stride();
+      for (int y = -1; y <= h; ++y)
+        for (int x = -1; x <= w; ++x) {
+          const bool inside = x >= 0 && y >= 0 && x < w && y < h;
+          const std::size_t i = std::size_t((y + 1) * s + x + 1);
+          marks.data[i] = strong(rng) && !(halo_only && inside) ? 1.0f : 0.0f;
+          weak.data[i] = nan_px(rng) ? std::numeric_limits<float>::quiet_NaN() : weak_px(rng) ? 0.5f : 0.0f;
+        }
+      if (halo_only) marks.data[std::size_t(s * 5)] = 1.0f;  // a mark left of row 4
+      // The reference: flood from every mark through the tile's weak pixels.
+      std::vector<float> want(marks.data);
+      std::vector<std::pair<int, int>> queue;
+      for (int y = -1; y <= h; ++y)
+        for (int x = -1; x <= w; ++x)
+          if (want[std::size_t((y + 1) * s + x + 1)] != 0.0f) queue.push_back({x, y});
+      for (std::size_t q = 0; q < queue.size(); ++q)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            const int u = queue[q].first + dx, v = queue[q].second + dy;
+            if (u < 0 || v < 0 || u >= w || v >= h) continue;
+            const std::size_t i = std::size_t((v + 1) * s + u + 1);
+            if (want[i] == 0.0f && weak.data[i] != 0.0f) {
+              want[i] = 1.0f;
+              queue.push_back({u, v});
+            }
+          }
+      int grown = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) grown += want[i] != marks.data[i];
+      const View out{marks.data.data() + s + 1, w, h, s};
+      EXPECT_EQ(detail::hysteresis_round(out, weak.interior()), grown > 0) << "weak " << weak_share;
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(marks.data[i], want[i]) << "weak " << weak_share << " at " << i % s << "," << i / s;
+      total_grown += grown;
+      EXPECT_FALSE(detail::hysteresis_round(out, weak.interior())) << "a closed round changes nothing";
+    }
+  }
+  EXPECT_GT(total_grown, 100);  // the cases grow enough to check
+}
+
 // A minimum's and maximum's sweep against ordered_min/ordered_max folded pixel by pixel
 // over data full of zeros of both signs, infinities and NaNs of both signs, on a tile
 // wider than a vector with a tail; a tile of NaNs only has no extremes.

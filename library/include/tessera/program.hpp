@@ -116,7 +116,9 @@ class Program {
   /// communication plan the run executes appends its steps' times on this rank (a
   /// tracing aid, StepSeconds) under its name: "scatter ALG", "exchange ALG halo XxY",
   /// "gather ALG" (one map per plan and image size: a map given runs of another plan
-  /// throws InvalidArgument). Collective.
+  /// throws InvalidArgument); a timed run also appends, under "stages", every stage's
+  /// share of the run as `times` adds them up (labels like "separable gaussian sigma=1
+  /// (1,0), gaussian sigma=1 (0,1)"), the same on every working rank. Collective.
   ProgramResults run(const Session& session, const Image& image, const Plan& plan,
                      PhaseSeconds* times = nullptr, std::map<std::string, StepSeconds>* steps = nullptr) const;
 

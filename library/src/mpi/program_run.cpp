@@ -43,6 +43,21 @@ void trace_steps(Communication& c, std::map<std::string, StepSeconds>* steps) {
   c.time_steps(&(*steps)[name]);
 }
 
+// A stage as Program::run's "stages" trace names it: its kind and the operation of
+// its first node (a separable stage: of each filter), "separable gaussian sigma=1 (1,0)".
+std::string stage_label(const detail::Graph& g, const Stage& st) {
+  static constexpr const char* kKinds[] = {"scatter", "exchange",  "pixel",      "separable",
+                                           "neighbourhood", "reduce", "hysteresis", "gather"};
+  std::string label = kKinds[int(st.kind)];
+  if (!st.operation.empty()) return label + " " + st.operation;
+  for (std::size_t i = 0; i < st.nodes.size(); ++i) {
+    label += i ? ", " : " ";
+    label += g.nodes[std::size_t(st.nodes[i])].label;
+    if (st.kind != Stage::Kind::separable) break;
+  }
+  return label;
+}
+
 struct Run {
   const detail::Graph& g;
   const Lowered& l;
@@ -372,6 +387,16 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
       for (std::size_t k = 1; k < last.size(); ++k)
         if (slots[k]) times->*slots[k] += last[k] - last[k - 1];
       times->total = last.back() - last.front();
+      if (steps) {
+        // The same shares stage by stage, under "stages": what a description's steps
+        // price, to compare one stage at a time (tessera-program-bench --stages).
+        StepSeconds& stages = (*steps)["stages"];
+        if (stages.steps.empty())
+          for (const Stage& st : l.stages) stages.steps.push_back(stage_label(g, st));
+        std::vector<double> shares;
+        for (std::size_t k = 1; k < last.size(); ++k) shares.push_back(last[k] - last[k - 1]);
+        stages.runs.push_back(std::move(shares));
+      }
     }
     // A plan this run built but never ran (no image output: no gather) leaves no entry.
     if (steps) std::erase_if(*steps, [](const auto& named) { return named.second.runs.empty(); });

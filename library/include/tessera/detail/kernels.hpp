@@ -52,8 +52,13 @@ void run_filter2d(ConstView src, const std::vector<float>& taps, View out);
 void run_nms(ConstView m, ConstView gx, ConstView gy, View out);
 void run_local_max(ConstView src, View out);
 /// Hysteresis: out (halo 1 filled) grows into weak pixels; returns true if any
-/// interior pixel changed.
+/// interior pixel changed. A round's sweep costs the same on any data; its flood fill
+/// grows each weak pixel once, so a run's first round costs the most.
 bool hysteresis_round(View out, ConstView weak);
+/// Expected rounds of a hysteresis loop, for the scheduler (a guess: 3); tessera-bench
+/// times that many rounds from the same marks, the first growing them, and prices their
+/// mean as "a round".
+inline constexpr int kExpectedHysteresisRounds = 3;
 /// Initial marks: 1 where strong != 0.
 void hysteresis_init(ConstView strong, View out);
 
