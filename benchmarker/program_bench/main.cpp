@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
                                                    "timed runs")(
       "warmup", po::value<int>(&warmup)->default_value(warmup), "untimed runs first")(
       "grid", po::value<std::string>(&grid_text), "XxY (default 1xP, P = ranks started)")(
-      "stages", po::bool_switch(&stages), "also print each stage's median share of the run");
+      "stages", po::bool_switch(&stages), "also print each stage's median share of the run, and the root's\nsteps of each communication plan");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -103,15 +103,23 @@ int main(int argc, char** argv) {
                        {"gather", tessera::stats::median(pick(&tessera::PhaseSeconds::gather))}}},
                      {"peak_rss_bytes", rss}};
     if (stages) {
-      const tessera::StepSeconds& st = steps.at("stages");
-      nlohmann::json list = nlohmann::json::array();
-      for (std::size_t k = 0; k < st.steps.size(); ++k) {
-        std::vector<double> v;
-        for (const auto& r : st.runs) v.push_back(r[k]);
-        list.push_back({{"stage", st.steps[k]}, {"median_s", tessera::stats::median(v)},
-                        {"min_s", tessera::stats::min(v)}, {"max_s", tessera::stats::max(v)}});
-      }
-      j["stages"] = list;
+      // Each traced plan's steps (the stages, and on the root the steps of every
+      // scatter, exchange and gather plan), median over the timed runs.
+      auto medians = [](const tessera::StepSeconds& st) {
+        nlohmann::json list = nlohmann::json::array();
+        for (std::size_t k = 0; k < st.steps.size(); ++k) {
+          std::vector<double> v;
+          for (const auto& r : st.runs)
+            if (k < r.size()) v.push_back(r[k]);
+          if (v.empty()) continue;
+          list.push_back({{"step", st.steps[k]}, {"median_s", tessera::stats::median(v)},
+                          {"min_s", tessera::stats::min(v)}, {"max_s", tessera::stats::max(v)}});
+        }
+        return list;
+      };
+      j["stages"] = medians(steps.at("stages"));
+      for (const auto& [name, st] : steps)
+        if (name != "stages") j["plan_steps"][name] = medians(st);
     }
     std::cout << j.dump() << std::endl;
   } catch (const std::exception& e) {
