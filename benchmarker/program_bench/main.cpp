@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
                                                    "timed runs")(
       "warmup", po::value<int>(&warmup)->default_value(warmup), "untimed runs first")(
       "grid", po::value<std::string>(&grid_text), "XxY (default 1xP, P = ranks started)")(
-      "stages", po::bool_switch(&stages), "also print each stage's median share of the run, and the root's\nsteps of each communication plan");
+      "stages", po::bool_switch(&stages),
+      "also print each stage's median share of the run, and the root's\nsteps of each communication plan");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -112,8 +113,10 @@ int main(int argc, char** argv) {
           for (const auto& r : st.runs)
             if (k < r.size()) v.push_back(r[k]);
           if (v.empty()) continue;
-          list.push_back({{"step", st.steps[k]}, {"median_s", tessera::stats::median(v)},
-                          {"min_s", tessera::stats::min(v)}, {"max_s", tessera::stats::max(v)}});
+          list.push_back({{"step", st.steps[k]},
+                          {"median_s", tessera::stats::median(v)},
+                          {"min_s", tessera::stats::min(v)},
+                          {"max_s", tessera::stats::max(v)}});
         }
         return list;
       };

@@ -213,7 +213,8 @@ bool hysteresis_round(View out, ConstView weak) {
     unsigned char any = 0;
     for (int x = 0; x < w; ++x) {
       const bool touch = (up[x - 1] != 0.0f) | (up[x] != 0.0f) | (up[x + 1] != 0.0f) | (mid[x - 1] != 0.0f) |
-                         (mid[x + 1] != 0.0f) | (down[x - 1] != 0.0f) | (down[x] != 0.0f) | (down[x + 1] != 0.0f);
+                         (mid[x + 1] != 0.0f) | (down[x - 1] != 0.0f) | (down[x] != 0.0f) |
+                         (down[x + 1] != 0.0f);
       const unsigned char t = (mid[x] == 0.0f) & (weak_row[x] != 0.0f) & touch;
       touched[std::size_t(x)] = t;
       any |= t;

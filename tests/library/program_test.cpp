@@ -6,12 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <numbers>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
-#include <numbers>
 #include <optional>
 #include <random>
 
@@ -555,6 +556,25 @@ TEST(Program, TimedPhasesAddUpToTheTotalOnEveryWorkingRank) {
     EXPECT_EQ(world.max(t.exchange), t.exchange) << describe(plan);
   }
   ASSERT_TRUE(feasible.has_value());
+  // Traced too: "stages" holds each stage's share, one label per stage of every kind the
+  // program has, and the shares add up to the total as the phases do.
+  std::map<std::string, StepSeconds> traced;
+  PhaseSeconds t;
+  for (int k = 0; k < 2; ++k) (void)gauss.run(s, image, *feasible, &t, &traced);
+  ASSERT_EQ(traced.count("stages"), 1u);
+  const StepSeconds& stages = traced.at("stages");
+  ASSERT_EQ(stages.runs.size(), 2u);
+  EXPECT_EQ(stages.steps.front().rfind("scatter ", 0), 0u) << stages.steps.front();
+  EXPECT_EQ(stages.steps.back().rfind("gather ", 0), 0u) << stages.steps.back();
+  EXPECT_TRUE(std::any_of(stages.steps.begin(), stages.steps.end(),
+                          [](const std::string& l) { return l.rfind("separable gaussian", 0) == 0; }));
+  ASSERT_EQ(stages.runs.back().size(), stages.steps.size());
+  double shares = 0;
+  for (double share : stages.runs.back()) {
+    EXPECT_GE(share, 0.0);
+    shares += share;
+  }
+  EXPECT_NEAR(shares, t.total, 1e-9 * (1 + t.total));
   // Only the root asks: every rank still runs the timed run (no rank waits alone).
   PhaseSeconds root;
   (void)gauss.run(s, image, *feasible, s.is_root() ? &root : nullptr);

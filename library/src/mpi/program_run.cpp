@@ -46,8 +46,8 @@ void trace_steps(Communication& c, std::map<std::string, StepSeconds>* steps) {
 // A stage as Program::run's "stages" trace names it: its kind and the operation of
 // its first node (a separable stage: of each filter), "separable gaussian sigma=1 (1,0)".
 std::string stage_label(const detail::Graph& g, const Stage& st) {
-  static constexpr const char* kKinds[] = {"scatter", "exchange",  "pixel",      "separable",
-                                           "neighbourhood", "reduce", "hysteresis", "gather"};
+  static constexpr const char* kKinds[] = {"scatter",       "exchange", "pixel",      "separable",
+                                           "neighbourhood", "reduce",   "hysteresis", "gather"};
   std::string label = kKinds[int(st.kind)];
   if (!st.operation.empty()) return label + " " + st.operation;
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
