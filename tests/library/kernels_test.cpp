@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <random>
@@ -177,6 +178,56 @@ TEST(Kernels, LocalMaxIsTheRasterOrderRuleOnTiesNaNsAndInfinities) {
       EXPECT_EQ(out[std::size_t(y * w + x)], x == 10 && y == 4 ? 1.0f : 0.0f)
           << "plateau at " << x << "," << y;
   EXPECT_GT(maxima, 5);  // the data has maxima of every kind to check, not only zeros
+}
+
+// Non-maximum suppression against its definition with the arc tangent: atan2(gy, gx)
+// in double, rounded to a multiple of 45 degrees (halves away from zero), the
+// neighbours along it. Gradients at random angles, right beside the rounding's
+// boundaries (22.5 and 67.5 degrees, float-rounded), on the axes, zeros of both signs,
+// infinities and NaNs; magnitudes with ties and NaNs.
+TEST(Kernels, NmsIsTheRoundedDirectionRuleWithoutTheArcTangent) {
+  const int w = 53, h = 29;
+  Haloed m(w, h, 1, 21), gx(w, h, 0, 22), gy(w, h, 0, 23);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> angle(-std::numbers::pi, std::numbers::pi), length(0.0, 4.0);
+  std::uniform_int_distribution<int> kind(0, 11), level(0, 3);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f, -0.0f, inf, -inf, nan, 1.0f, -1.0f};
+  for (auto& v : m.data) v = kind(rng) == 0 ? nan : float(level(rng));
+  for (std::size_t i = 0; i < gx.data.size(); ++i) {
+    const int k = kind(rng);
+    double a = angle(rng);
+    if (k <= 3) {  // beside a boundary: (2j + 1) 22.5 degrees, a hair either way
+      const int j = std::uniform_int_distribution<int>(-4, 3)(rng);
+      a = (2 * j + 1) * std::numbers::pi / 8 * (1 + (k % 2 ? 1e-7 : -1e-7));
+    } else if (k == 4) {
+      a = std::uniform_int_distribution<int>(-4, 4)(rng) * std::numbers::pi / 4;  // on an axis or diagonal
+    }
+    const double r = length(rng);
+    gx.data[i] = float(r * std::cos(a));
+    gy.data[i] = float(r * std::sin(a));
+    if (k == 5 || k == 7) gx.data[i] = specials[std::uniform_int_distribution<int>(0, 6)(rng)];
+    if (k == 6 || k == 7) gy.data[i] = specials[std::uniform_int_distribution<int>(0, 6)(rng)];
+  }
+  std::vector<float> out(std::size_t(w * h), -1.0f);
+  detail::run_nms(m.interior(), gx.interior(), gy.interior(), View{out.data(), w, h, w});
+  static constexpr int kDx[4] = {1, 1, 0, -1}, kDy[4] = {0, 1, 1, 1};
+  int kept = 0, per_direction[4] = {};
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const double a = std::atan2(double(gy.interior().at(x, y)), double(gx.interior().at(x, y)));
+      long q = std::isfinite(a) ? std::lround(a / (std::numbers::pi / 4)) % 4 : 0;
+      if (q < 0) q += 4;
+      ++per_direction[q];
+      const ConstView s = m.interior();
+      const float c = s.at(x, y);
+      const bool keep = c >= s.at(x + kDx[q], y + kDy[q]) && c >= s.at(x - kDx[q], y - kDy[q]);
+      kept += keep;
+      ASSERT_EQ(out[std::size_t(y * w + x)], keep ? 1.0f : 0.0f)
+          << "at " << x << "," << y << ": gx " << gx.interior().at(x, y) << " gy " << gy.interior().at(x, y);
+    }
+  EXPECT_GT(kept, 50);
+  for (int n : per_direction) EXPECT_GT(n, 50);  // every direction checked
 }
 
 // A hysteresis round against its definition, computed another way: the weak pixels (any
