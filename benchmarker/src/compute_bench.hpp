@@ -75,6 +75,17 @@ detail::PixelProgram pixel_chain(int ops);
 /// Gaussian of radius taps / 2, the symmetric kernel Program's gaussian runs.
 Kernel1D separable_kernel(int taps);
 
+/// The edge marks and weak pixels a hysteresis round is timed on, w x h, row-major: the
+/// edges app's chain (apps/programs edges.hpp: Gaussian derivatives at sigma 1, their
+/// magnitude, non-maximum suppression, strong >= 0.2 and weak >= 0.1 of the largest
+/// magnitude) on uniform noise, as tessera-validate's scenarios feed it. Before the
+/// twenty-ninth session the marks were random (2 % strong, 20 % weak), and a round
+/// grew about twice as much as on edges' own maps. Deterministic.
+struct HysteresisMaps {
+  std::vector<float> strong, weak;  ///< 1 or 0; every strong pixel is weak
+};
+HysteresisMaps hysteresis_maps(int w, int h);
+
 /// Idle gaps, µs, after which time_thread_wake times a parallel step: from a halo
 /// exchange's to a large scatter's.
 std::vector<int> thread_wake_gaps_us();

@@ -259,6 +259,29 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
   for (int taps : {3, 9, 25, 39}) EXPECT_EQ(tb::separable_kernel(taps).size(), taps);
 }
 
+// The maps a hysteresis round is timed on are an edge map's: thin (suppressed) marks,
+// every strong pixel weak, both kinds present, growth to do; the same on every call.
+TEST(ComputeBench, HysteresisMapsAreTheEdgesChainsOnNoise) {
+  for (auto [w, h] : {std::pair{512, 64}, std::pair{64, 512}}) {
+    const tb::HysteresisMaps maps = tb::hysteresis_maps(w, h);
+    ASSERT_EQ(maps.strong.size(), std::size_t(w) * h);
+    ASSERT_EQ(maps.weak.size(), std::size_t(w) * h);
+    std::size_t strong = 0, weak = 0;
+    for (std::size_t i = 0; i < maps.weak.size(); ++i) {
+      ASSERT_TRUE(maps.strong[i] == 0.0f || maps.strong[i] == 1.0f);
+      ASSERT_TRUE(maps.weak[i] == 0.0f || maps.weak[i] == 1.0f);
+      EXPECT_LE(maps.strong[i], maps.weak[i]) << "a strong pixel that is not weak at " << i;
+      strong += maps.strong[i] != 0.0f;
+      weak += maps.weak[i] != 0.0f;
+    }
+    EXPECT_GT(strong, 0u);
+    EXPECT_GT(weak, strong);                // weak-only pixels for the round to grow into
+    EXPECT_LT(weak, maps.weak.size() / 2);  // suppressed: not a blanket
+    EXPECT_EQ(tb::hysteresis_maps(w, h).weak, maps.weak);
+  }
+  EXPECT_THROW(tb::hysteresis_maps(0, 4), tessera::InvalidArgument);
+}
+
 namespace {
 // A local-cost row of 1024 rows of 64 floats as the bench writes it (cost_row).
 tessera::perfdb::ComputeCost local_row(const char* operation, int taps, double ns, double q1, double q3) {

@@ -261,9 +261,11 @@ inline constexpr char kComputeNms[] = "nms";
 /// (before, its short-cut comparisons cost about twice as much on noise as on a smooth response).
 inline constexpr char kComputeLocalMax[] = "local_max";
 /// One round of hysteresis's edge growth (a scan and a flood fill; one thread whatever
-/// `threads` says), `taps` 3, axis "xy"; edges 2 % of the pixels, weak 20 %, random. Since
-/// the twenty-ninth session the mean of detail::kExpectedHysteresisRounds rounds from the
-/// same marks, as a run has them: the first grows, the others only sweep.
+/// `threads` says), `taps` 3, axis "xy". Since the twenty-ninth session the mean of
+/// detail::kExpectedHysteresisRounds rounds from the same marks, as a run has them (the
+/// first grows, the others only sweep), on the edges app's own maps of noise
+/// (tessera::bench::hysteresis_maps); before, one round on random marks (2 % strong,
+/// 20 % weak).
 inline constexpr char kComputeHysteresis[] = "hysteresis";
 /// A reduction sweep folding the tile into `taps` scalars (the exact sum's sweep, taps 1; before
 /// the executor's kernels were timed, a double sum, min and max, taps 3); axis "".
