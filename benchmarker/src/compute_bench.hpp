@@ -42,7 +42,8 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
                                              double budget_s, const std::function<void(double)>& progress);
 
 /// One primitive kernel of the operation library to time: the executor's own tile
-/// kernels (tessera/detail/kernels.hpp: run_pixel, separable_pass, run_filter2d,
+/// kernels (tessera/detail/kernels.hpp: run_pixel, run_filter2d, ...; separable passes
+/// inside separable_filters, tessera/gaussian.hpp,
 /// reduce_local), so what the scheduler prices a program's compute steps with is what
 /// its run executes.
 /// `operation` is a perfdb name (kComputePixelwise, kComputeSeparable,
@@ -56,6 +57,10 @@ struct PrimitiveKernel {
   /// pixel does not follow the tile's area: planning takes the nearest tile's cost).
   bool one_tile = false;
 };
+
+/// The axis of run_primitives' own separable cell, the one-tap identity on both axes
+/// (not stored: each separable pass is stored less half of it).
+inline constexpr char kSeparableIdentity[] = "identity";
 
 /// The kernels tessera-bench times: pixel-wise sweeps of 1 and several fused ops (so
 /// a + b ops can be fitted), separable passes of several tap counts along x and y,

@@ -341,22 +341,6 @@ void filter_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel) {
   }
 }
 
-namespace detail {
-
-void separable_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel) {
-  // The rows and grain of separable_filters(), one kernel, straight from src.
-  const std::ptrdiff_t step = axis == Axis::x ? 1 : src.stride;
-  tbb::parallel_for(tbb::blocked_range<int>(0, dst.height, 8), [&](const tbb::blocked_range<int>& rows) {
-    for (int y = rows.begin(); y != rows.end(); ++y) {
-      KernelGroup g;
-      g.add(kernel, dst.row(y));
-      filter_group(src.row(y), step, dst.width, g);
-    }
-  });
-}
-
-}  // namespace detail
-
 int reflect_101(int p, int n) {
   if (n == 1) return 0;
   const long long period = 2 * (long long)(n - 1);

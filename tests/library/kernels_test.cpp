@@ -14,6 +14,9 @@
 #include <random>
 #include <vector>
 
+#include "tessera/gaussian.hpp"
+#include "tessera/program.hpp"
+
 using namespace tessera;
 using detail::Op;
 
@@ -67,21 +70,26 @@ TEST(Kernels, RunPixelIsThePlainLoopOfTheChain) {
     }
 }
 
-// The pass the bench times is the line kernel separable_filters() runs: a y pass over
-// the tile and the x reach, then an x pass, gives separable_filters' bits; and each
-// pass is the plain symmetric (Gaussian) or k-ascending (user kernel) tap sum.
-TEST(Kernels, SeparablePassIsWhatSeparableFiltersRuns) {
+// A separable pass as tessera-bench times it: separable_filters() with the pass's kernel
+// on its axis and the one-tap identity on the other. A y pass then x pass so composed
+// give the fused filter's bits; a y pass is the plain symmetric (Gaussian) tap sum, an
+// x pass of a user's kernel the k-ascending one, and OpenCV's correlation within
+// rounding.
+TEST(Kernels, SeparablePassesInsideSeparableFiltersAreTheLineKernels) {
   const int w = 37, h = 23, r = 4;
   const Haloed in(w, h, r);
-  const Kernel1D ky = gaussian_kernel(1.2, 1, r), kx = gaussian_kernel(1.0, 0, r);
+  const Kernel1D ky = gaussian_kernel(1.2, 1, r), kx = gaussian_kernel(1.0, 0, r),
+                 identity = make_kernel({1.0f});
   std::vector<float> mid(std::size_t((w + 2 * r) * h)), two(std::size_t(w * h)), ref(std::size_t(w * h));
   const ConstView s = in.interior();
-  detail::separable_pass(ConstView{&s.at(-r, 0), w + 2 * r, h, s.stride}, View{mid.data(), w + 2 * r, h, w + 2 * r},
-                         Axis::y, ky);
-  detail::separable_pass(ConstView{mid.data() + r, w, h, w + 2 * r}, View{two.data(), w, h, w}, Axis::x, kx);
-  const SeparableFilter f{&kx, &ky};
-  const View ref_view{ref.data(), w, h, w};
-  separable_filters(s, Halo{r, r}, std::span<const SeparableFilter>(&f, 1), std::span<const View>(&ref_view, 1));
+  auto run = [](ConstView src, Halo halo, const Kernel1D& x, const Kernel1D& y, View out) {
+    const SeparableFilter f{&x, &y};
+    separable_filters(src, halo, std::span<const SeparableFilter>(&f, 1), std::span<const View>(&out, 1));
+  };
+  run(ConstView{&s.at(-r, 0), w + 2 * r, h, s.stride}, Halo{0, r}, identity, ky,
+      View{mid.data(), w + 2 * r, h, w + 2 * r});
+  run(ConstView{mid.data() + r, w, h, w + 2 * r}, Halo{r, 0}, kx, identity, View{two.data(), w, h, w});
+  run(s, Halo{r, r}, kx, ky, View{ref.data(), w, h, w});
   for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_TRUE(same_bits(two[i], ref[i])) << i;
   // The y pass alone, by its definition (odd order: c0 s0 + sum c_k (s_k - s_-k)).
   for (int y = 0; y < h; ++y)
@@ -91,13 +99,13 @@ TEST(Kernels, SeparablePassIsWhatSeparableFiltersRuns) {
       for (int k = 1; k <= r; ++k) v += c[k] * (s.at(x, y + k) - s.at(x, y - k));
       ASSERT_TRUE(same_bits(mid[std::size_t(y * (w + 2 * r) + x + r)], v)) << x << "," << y;
     }
-  // A user's kernel: k ascending, no symmetry assumed.
+  // A user's kernel along x: k ascending, no symmetry assumed.
   Kernel1D user;
   user.radius = 3;
   user.order = -1;
   user.taps = {0.1f, -0.2f, 0.3f, 0.5f, 0.3f, -0.25f, 0.05f};
   std::vector<float> out(std::size_t(w * h));
-  detail::separable_pass(s, View{out.data(), w, h, w}, Axis::x, user);
+  run(s, Halo{r, r}, user, identity, View{out.data(), w, h, w});
   cv::Mat cv_out;
   cv::filter2D(in.mat(), cv_out, CV_32F, cv::Mat(1, 7, CV_32F, user.taps.data()), cv::Point(-1, -1), 0,
                cv::BORDER_REFLECT_101);

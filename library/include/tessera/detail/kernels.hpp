@@ -3,7 +3,8 @@
 // kernels the operation library's executor (src/mpi/program_run.cpp) runs, declared
 // here so that tessera-bench times exactly this code for the scheduler's compute
 // primitives (tessera::Primitive; perfdb rows "pixelwise", "separable",
-// "neighbourhood", "reduction") and the tests check it, without reaching into
+// "neighbourhood", "reduction"; "separable" times the public separable_filters() of
+// tessera/gaussian.hpp) and the tests check it, without reaching into
 // library/src. Each kernel is local and pure: a fixed order of float operations per
 // output pixel (-ffp-contract=off), so every decomposition gives the same bits.
 #include <array>
@@ -74,13 +75,6 @@ struct ExactSum {
   void merge(const ExactSum& o);
   double value() const;  // needs normalised limbs
 };
-
-/// One 1-D pass of `kernel` along `axis` over every row of dst, with the line kernel
-/// separable_filters() runs for Program's gaussian/sep_filter (symmetric pairs for
-/// Gaussian orders 0-2, k ascending for a user's kernel), rows spread over TBB
-/// threads as there: the "separable" primitive as tessera-bench times it. `src` must be
-/// readable kernel.radius pixels beyond dst's extent along the axis. Local.
-void separable_pass(ConstView src, View dst, Axis axis, const Kernel1D& kernel);
 
 /// The smaller / larger of two non-NaN values, -0 below +0: commutative and
 /// associative, so a minimum or maximum has the same bits in any combine order.
