@@ -214,19 +214,6 @@ std::vector<perfdb::ComputeCost> time_quota_cycle(double seconds) {
           row(perfdb::kComputeQuotaRun, counter.runs_us())};
 }
 
-namespace {
-// One op on two images: registers 0 and 1 load image nodes 0 and 2, register 2 adds them.
-detail::PixelProgram two_image_sum() {
-  using detail::Op;
-  detail::PixelProgram p;
-  p.code.push_back({Op::input, -1, -1, -1, 0});
-  p.code.push_back({Op::input, -1, -1, -1, 2});
-  p.code.push_back({Op::add, 0, 1, -1, -1});
-  p.ops = 1;
-  return p;
-}
-}  // namespace
-
 detail::PixelProgram pixel_chain(int ops) {
   using detail::Op;
   // Registers 0 and 1 load the image (leaf node 0) and the scalar (node 1); each
@@ -342,18 +329,6 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     return std::string_view(k.operation) == perfdb::kComputeSeparable;
   });
   if (separable) kernels.push_back({perfdb::kComputeSeparable, 1, kSeparableIdentity});
-  // A pixel-wise chain pays for each image it reads: where the tiles do not stay in the
-  // caches, a stream of the tile costs about as much as an operation (corners at 2048²,
-  // one rank: lx * lx 0.51 ms, lx * ly 0.96). One op on two images of their own, stored
-  // less the one-image chain of one op on the same tile and threads: the
-  // kComputePixelLeaf row, what each further image adds.
-  auto is_pixel = [](const PrimitiveKernel& k, const char* axis) {
-    return std::string_view(k.operation) == perfdb::kComputePixelwise && std::string_view(k.axis) == axis;
-  };
-  const bool pixel_one_op = std::any_of(kernels.begin(), kernels.end(), [&](const PrimitiveKernel& k) {
-    return is_pixel(k, "") && k.size == 1;
-  });
-  if (pixel_one_op) kernels.push_back({perfdb::kComputePixelwise, 1, kPixelTwoImages});
   struct Cell {
     std::size_t kernel, tile;
     int threads;
@@ -380,8 +355,6 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   std::uniform_real_distribution<float> noise(0.0f, 1.0f);
   std::generate_n(src.data(), in_floats, [&] { return noise(rng); });
   Image dst(int(out_floats), 1, 0.0f);
-  Image src2(int(in_floats), 1);  // the two-image chain's second image
-  std::generate_n(src2.data(), in_floats, [&] { return noise(rng); });
   // Hysteresis grows edge marks into weak pixels: those of edges' own chain on noise
   // (hysteresis_maps), one pair per tile it is timed on, built before the rounds; each
   // sample starts from the same marks.
@@ -395,8 +368,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   std::vector<std::vector<float>> windows(kernels.size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const std::string_view op = kernels[i].operation;
-    if (op == perfdb::kComputePixelwise)
-      chains[i] = is_pixel(kernels[i], kPixelTwoImages) ? two_image_sum() : pixel_chain(kernels[i].size);
+    if (op == perfdb::kComputePixelwise) chains[i] = pixel_chain(kernels[i].size);
     if (op == perfdb::kComputeSeparable) {
       passes[i] = kernels[i].size > 1 ? separable_kernel(kernels[i].size) : identity;
       const bool y = std::string_view(kernels[i].axis) == "y";
@@ -406,7 +378,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
       windows[i].assign(std::size_t(kernels[i].size * kernels[i].size), 1.0f / float(kernels[i].size * kernels[i].size));
   }
   const std::vector<double> scalars{0.0, 0.5};
-  std::vector<ConstView> leaves(3);  // node 0: the image, 1: the scalar, 2: the second image
+  std::vector<ConstView> leaves(1);
   volatile std::int64_t sink = 0;  // keeps the reductions observable
 
   RoundScheduler sched(cells.size(), rule, 19);
@@ -438,7 +410,6 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         // The executor's own kernels (tessera/detail/kernels.hpp), as program_run.cpp calls them.
         if (op == perfdb::kComputePixelwise) {
           leaves[0] = in;
-          leaves[2] = ConstView{src2.data() + at, w, h, stride};
           detail::run_pixel(chains[c.kernel], leaves, scalars, out);
         } else if (op == perfdb::kComputeSeparable) {
           separable_filters(in, Halo{radius, radius}, std::span<const SeparableFilter>(&filters[c.kernel], 1),
@@ -477,26 +448,10 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   auto is_identity = [&](std::size_t i) {
     return std::string_view(kernels[cells[i].kernel].axis) == kSeparableIdentity;
   };
-  // The same tile and threads' cell of `kernel`, if timed.
-  auto twin = [&](std::size_t i, auto&& kernel) -> const Summary* {
-    for (std::size_t j = 0; j < cells.size(); ++j)
-      if (kernel(kernels[cells[j].kernel]) && cells[j].tile == cells[i].tile &&
-          cells[j].threads == cells[i].threads)
-        return &sums[j];
-    return nullptr;
-  };
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (is_identity(i)) continue;
     const PrimitiveKernel& k = kernels[cells[i].kernel];
     Summary sum = sums[i];
-    if (is_pixel(k, kPixelTwoImages)) {
-      const Summary* one = twin(i, [&](const PrimitiveKernel& o) { return is_pixel(o, "") && o.size == 1; });
-      if (!one) continue;
-      for (double Summary::*q : {&Summary::median, &Summary::q1, &Summary::q3})
-        sum.*q = std::max(0.0, sum.*q - one->median);
-      out.push_back(cost_row(perfdb::kComputePixelLeaf, "", 1, tiles[cells[i].tile], sum, cells[i].threads));
-      continue;
-    }
     if (std::string_view(k.operation) == perfdb::kComputeSeparable) {
       // Less half the identity filter's row read and write on the same tile and threads.
       for (std::size_t j = 0; j < cells.size(); ++j)

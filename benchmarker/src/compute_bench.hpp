@@ -61,9 +61,6 @@ struct PrimitiveKernel {
 /// The axis of run_primitives' own separable cell, the one-tap identity on both axes
 /// (not stored: each separable pass is stored less half of it).
 inline constexpr char kSeparableIdentity[] = "identity";
-/// The axis of run_primitives' own pixel-wise cell of one op on two images (not stored
-/// as timed: less the one-image, one-op chain's time, it is the kComputePixelLeaf row).
-inline constexpr char kPixelTwoImages[] = "two-images";
 
 /// The kernels tessera-bench times: pixel-wise sweeps of 1 and several fused ops (so
 /// a + b ops can be fitted), separable passes of several tap counts along x and y,

@@ -586,13 +586,7 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
       }
       case Stage::Kind::pixel: {
         ProgramStep* s = compute(first.label, Primitive::pixelwise);
-        const detail::PixelProgram& chain = l.pixel[std::size_t(st.nodes.front())];
-        s->ops = chain.ops;
-        std::vector<int> leaves;
-        for (const auto& in : chain.code)
-          if (in.op == detail::Op::input && std::find(leaves.begin(), leaves.end(), in.leaf) == leaves.end())
-            leaves.push_back(in.leaf);
-        s->inputs = std::max(1, int(leaves.size()));
+        s->ops = l.pixel[std::size_t(st.nodes.front())].ops;
         break;
       }
       case Stage::Kind::separable: {

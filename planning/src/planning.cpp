@@ -109,8 +109,7 @@ void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
 
 std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& c) {
   scheduler::PrimitivePoint p;
-  if (c.operation == perfdb::kComputePixelwise || c.operation == perfdb::kComputePixelLeaf)
-    p.primitive = Primitive::pixelwise;
+  if (c.operation == perfdb::kComputePixelwise) p.primitive = Primitive::pixelwise;
   else if (c.operation == perfdb::kComputeSeparable) p.primitive = Primitive::separable;
   else if (c.operation == perfdb::kComputeNeighbourhood) p.primitive = Primitive::neighbourhood;
   else if (c.operation == perfdb::kComputeReduction) p.primitive = Primitive::reduction;
@@ -124,7 +123,7 @@ std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::Comput
       !std::isfinite(c.ns_per_pixel) || (c.threads && *c.threads < 1))
     return std::nullopt;
   if (p.primitive == Primitive::separable && c.axis != "x" && c.axis != "y") return std::nullopt;
-  p.axis = c.axis == "y" || c.operation == perfdb::kComputePixelLeaf ? 1 : 0;
+  p.axis = c.axis == "y" ? 1 : 0;
   p.size = c.taps;
   p.threads = c.threads.value_or(1);
   p.tile_width = c.tile_width;

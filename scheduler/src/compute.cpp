@@ -38,8 +38,7 @@ bool reduction_like(Primitive p) { return p == Primitive::extremum || p == Primi
 
 int primitive_group(Primitive primitive, int axis) {
   switch (primitive) {
-    case Primitive::pixelwise:
-      return axis == 0 ? 0 : 10;  // 10: ComputeTable::kPixelLeafGroup
+    case Primitive::pixelwise: return 0;
     case Primitive::separable: return axis == 0 ? 1 : 2;
     case Primitive::neighbourhood: return 3;
     case Primitive::reduction: return 4;

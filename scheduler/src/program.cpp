@@ -305,13 +305,8 @@ std::vector<double> primitive_compute(const ProgramDescription& program, const s
       // whatever threads it has and whoever shares its node (each rank's own core).
       const bool serial = runs_serially(s.primitive);
       const int busy = serial ? 1 : team * threads, together = serial ? 1 : team;
-      const bool pixelwise = s.primitive == Primitive::pixelwise;
-      double ns = table.primitive_ns_per_pixel(s.primitive, pixelwise || s.axis == Axis::x ? 0 : 1,
-                                               step_size(s), busy, shape.width, together * shape.height);
-      // Each further image a pixel-wise chain reads is one more stream of the tile.
-      if (pixelwise && s.inputs > 1 && table.has_pixel_leaf())
-        ns += (s.inputs - 1) *
-              table.primitive_ns_per_pixel(s.primitive, 1, 1, busy, shape.width, together * shape.height);
+      const double ns = table.primitive_ns_per_pixel(s.primitive, s.axis == Axis::x ? 0 : 1, step_size(s), busy,
+                                                     shape.width, together * shape.height);
       cur[i] = repeats[i] * ns * together * step_pixels(s, shape.width, shape.height) / 1000.0;
       sum += cur[i];
     }
@@ -510,10 +505,10 @@ void check_program(const ProgramDescription& program) {
   if (program.width < 1 || program.height < 1) throw InvalidArgument("program image size must be at least 1x1");
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& s = program.steps[i];
-    if (s.images < 0 || s.taps < 1 || s.ops < 1 || s.inputs < 1 || s.region.x < 0 || s.region.y < 0 ||
-        s.halo.x < 0 || s.halo.y < 0)
+    if (s.images < 0 || s.taps < 1 || s.ops < 1 || s.region.x < 0 || s.region.y < 0 || s.halo.x < 0 ||
+        s.halo.y < 0)
       throw InvalidArgument("program step " + std::to_string(i) + " (" + s.operation +
-                            ") has a negative count, halo or region, or fewer than 1 tap, op or input");
+                            ") has a negative count, halo or region, or fewer than 1 tap or op");
   }
 }
 }  // namespace

@@ -44,20 +44,6 @@ TEST(ProgramDescription, AChainOfPixelwiseOperationsIsOneSweep) {
   EXPECT_EQ(d.halo, Halo{});
 }
 
-TEST(ProgramDescription, APixelwiseChainCountsTheDistinctImagesItReads) {
-  Program p;
-  const DImage a = p.input();
-  const DImage x = gaussian(a, 1.0, 1, 0), y = gaussian(a, 1.0, 0, 1);
-  p.output("xx", x * x);                       // one image, read twice
-  p.output("xy", x * y);                       // two
-  p.output("h", (x * x - y) + (x - a) * 2.0);  // three: x, y and the input
-  const ProgramDescription d = p.describe(64, 64);
-  std::vector<int> inputs;
-  for (const auto& s : d.steps)
-    if (s.kind == Kind::compute && s.primitive == Primitive::pixelwise) inputs.push_back(s.inputs);
-  EXPECT_EQ(inputs, (std::vector{1, 2, 3}));
-}
-
 TEST(ProgramDescription, AnIntermediateReadTwiceGetsItsOwnSweep) {
   Program p;
   const DImage a = p.input();

@@ -481,20 +481,6 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   const auto loaded = planning::load_machine(db.path.string(), std::string("prims"));
   EXPECT_TRUE(loaded.params.compute.has_primitive(Primitive::neighbourhood));
   EXPECT_EQ(loaded.params.compute.primitive_points().size(), 6u);
-  // A pixel-wise chain's further image: the pixel-wise group of axis 1.
-  perfdb::ComputeCost leaf;
-  leaf.operation = perfdb::kComputePixelLeaf;
-  leaf.taps = 1;
-  leaf.threads = 2;
-  leaf.tile_width = 512;
-  leaf.tile_height = 64;
-  leaf.ns_per_pixel = 0.08;
-  const auto leaf_point = planning::primitive_point_of(leaf);
-  ASSERT_TRUE(leaf_point);
-  EXPECT_EQ(leaf_point->primitive, Primitive::pixelwise);
-  EXPECT_EQ(leaf_point->axis, 1);
-  EXPECT_EQ(leaf_point->size, 1);
-  EXPECT_DOUBLE_EQ(leaf_point->ns_per_pixel, 0.08);
   // Rows of other operations are not primitives.
   perfdb::ComputeCost filter;
   filter.operation = perfdb::kComputeFilter;

@@ -349,31 +349,6 @@ TEST(ProgramPricing, ASerialKernelCostsEachRankItsOneThreadRate) {
   EXPECT_NEAR(price_program(p, two, ModelKind::p3pc, m).phases.compute, (64 * 2 + 32 * 11) * 1e-3, 1e-12);
 }
 
-TEST(ProgramPricing, APixelwiseChainPaysForEachFurtherImageItReads) {
-  // 8x8, one rank, one thread. A one-op chain: 4 ns a pixel; each image it reads beyond
-  // the first (pixelwise points of axis 1, tessera-bench's pixel_leaf rows) 3 ns more.
-  ProgramDescription p;
-  p.width = 8;
-  p.height = 8;
-  ProgramStep chain = compute("a * b + c", Primitive::pixelwise, 1);
-  chain.inputs = 3;
-  p.steps = {comm(ProgramStep::Kind::scatter, "input", 1), chain,
-             comm(ProgramStep::Kind::gather, "output", 1)};
-  std::vector<PrimitivePoint> ops{{Primitive::pixelwise, 0, 1, 1, 8, 8, 4.0}};
-  const Plan one{Grid{1, 1}};
-  // Without leaf points (a database before them), by its ops alone: 64 px x 4 ns.
-  EXPECT_NEAR(price_program(p, one, ModelKind::p3pc, machine(ops)).phases.compute, 64 * 4e-3, 1e-12);
-  ops.push_back({Primitive::pixelwise, 1, 1, 1, 8, 8, 3.0});
-  const MachineParams m = machine(ops);
-  EXPECT_TRUE(m.compute.has_pixel_leaf());
-  // Three images: 64 px x (4 + 2 x 3) ns; one image: 4 ns a pixel as before.
-  EXPECT_NEAR(price_program(p, one, ModelKind::p3pc, m).phases.compute, 64 * 10e-3, 1e-12);
-  p.steps[1].inputs = 1;
-  EXPECT_NEAR(price_program(p, one, ModelKind::p3pc, m).phases.compute, 64 * 4e-3, 1e-12);
-  p.steps[1].inputs = 0;
-  EXPECT_THROW(price_program(p, one, ModelKind::p3pc, m), InvalidArgument);
-}
-
 TEST(PrimitiveTable, AMinimumsMaximumsOrCountsSweepOfItsOwnOrTheSumsInOlderDatabases) {
   const ComputeTable t({}, {},
                        {{Primitive::reduction, 0, 1, 1, 64, 64, 6.0},

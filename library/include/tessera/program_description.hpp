@@ -85,11 +85,6 @@ struct ProgramStep {
   Axis axis = Axis::x;  ///< separable: pass direction
   int taps = 1;         ///< separable: kernel size; neighbourhood: 3 or 5
   int ops = 1;          ///< pixelwise: fused elementary operations; reduction: scalars
-  /// pixelwise: the distinct images the fused chain reads, each one more stream of the
-  /// tile through memory (`a * b` reads two, `a * a` and `a * 2` one): where the tiles
-  /// do not stay in the caches the stage costs about as much per stream as per
-  /// operation (corners at 2048², one rank: 0.51 ms for lx * lx, 0.96 for lx * ly).
-  int inputs = 1;
   /// Pixels computed beyond the tile's interior on each side (e.g. a y pass that also
   /// produces the x-halo columns the following x pass reads): the step computes
   /// (w + 2 region.x) x (h + 2 region.y) pixels on a w x h tile.

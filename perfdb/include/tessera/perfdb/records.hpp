@@ -249,11 +249,6 @@ inline constexpr char kComputeQuotaRun[] = "quota_run";
 /// output pixel; sigma absent. What `taps` holds for each:
 /// pixel-wise sweep with `taps` fused elementary operations per pixel; axis "".
 inline constexpr char kComputePixelwise[] = "pixelwise";
-/// What a pixel-wise chain pays for each image it reads beyond the first (one more
-/// stream of the tile): a one-op chain of two distinct images less the same chain of
-/// one image, on the same tile and threads, at least 0; `taps` 1, axis "". Since the
-/// thirty-first session; without these rows a chain is priced by its ops alone.
-inline constexpr char kComputePixelLeaf[] = "pixel_leaf";
 /// One separable 1-D pass of `taps` taps along `axis` ("x" or "y") over a haloed tile.
 inline constexpr char kComputeSeparable[] = "separable";
 /// A `taps` x `taps` 2-D neighbourhood filter (taps 3 or 5); axis "xy".

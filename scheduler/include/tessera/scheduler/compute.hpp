@@ -46,10 +46,7 @@ struct PipelinePoint {
 /// tile_height tile with `threads` TBB threads.
 struct PrimitivePoint {
   Primitive primitive = Primitive::pixelwise;
-  /// separable: 0 = x, 1 = y; pixelwise: 0 = a chain of `size` ops on one image, 1 =
-  /// what each image a chain reads beyond the first adds (perfdb kComputePixelLeaf);
-  /// 0 for the others
-  int axis = 0;
+  int axis = 0;  ///< separable: 0 = x, 1 = y; 0 for the others
   int size = 1;  ///< separable, neighbourhood: taps; pixelwise: fused ops; reduction: scalars
   int threads = 1;
   int tile_width = 0, tile_height = 0;
@@ -104,9 +101,6 @@ class ComputeTable {
   ///    counts, in proportion outside them).
   /// Throws InvalidArgument naming the primitive if it has no points.
   double primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w, int h) const;
-  /// True when the cost of a pixel-wise chain's further input images was measured
-  /// (pixelwise points of axis 1); without them a chain is priced by its ops alone.
-  bool has_pixel_leaf() const { return !primitive_groups_[kPixelLeafGroup].empty(); }
   /// True when whole-pipeline points were measured (then they price the compute).
   bool has_pipeline() const { return !pipeline_points_.empty(); }
 
@@ -187,8 +181,7 @@ class ComputeTable {
   static void index_shapes(PrimSize& size);  ///< fills widest and narrow from shapes
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
-  static constexpr std::size_t kPixelLeafGroup = 10;
-  std::array<std::vector<PrimThreads>, kPixelLeafGroup + 1> primitive_groups_;
+  std::array<std::vector<PrimThreads>, 10> primitive_groups_;
 };
 
 /// Compute time of one run of the pipeline (all exchanges) on the slowest tile class
