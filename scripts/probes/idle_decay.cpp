@@ -8,31 +8,19 @@
 // than this process (the VM's other tenants, the hypervisor): the state a pipeline's
 // copies meet depends on how long its run takes, not only on what it touches.
 //   idle_decay [SIDE (1024)] [D MiB, comma-separated (0,28)]
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tile_copy.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-float* map_floats(std::size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    std::perror("mmap");
-    std::exit(1);
-  }
-  madvise(p, bytes, MADV_HUGEPAGE);  // as the library's pool maps its buffers
-  std::memset(p, 1, bytes);
-  return static_cast<float*>(p);
-}
 
 double since_us(Clock::time_point a) {
   return std::chrono::duration<double, std::micro>(Clock::now() - a).count();
@@ -50,38 +38,30 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: idle_decay [SIDE in 64..8192] [D MiB in 0..512, comma-separated]\n");
     return 2;
   }
-  const int halo = 4, stride = side + 2 * halo;
-  float* image = map_floats(std::size_t(side) * side * 4);
-  float* tile = map_floats(std::size_t(stride) * (side + 2 * halo) * 4);
-  const std::size_t half = (std::size_t(*std::max_element(distances.begin(), distances.end())) << 20) / 8 + 1;
-  const float* in = map_floats(half * 4);
-  float* out = map_floats(half * 4);
-  auto copy = [&] {
-    for (int y = 0; y < side; ++y)
-      std::memcpy(tile + std::size_t(y + halo) * stride + halo, image + std::size_t(y) * side,
-                  std::size_t(side) * 4);
-  };
+  const probe::TileCopy copy(side);
+  const std::size_t largest = std::size_t(*std::max_element(distances.begin(), distances.end())) << 20;
+  float* pool = probe::map_floats(std::max<std::size_t>(largest, 4096));  // mmap maps no 0 bytes
   std::printf("copy of a %d² image into its haloed tile after D MiB touched and T ms idle\n", side);
   for (int d : distances) {
-    const std::size_t n = (std::size_t(d) << 20) / 8;
+    const std::size_t bytes = std::size_t(d) << 20;
     for (double ms : {0.0, 0.3, 1.0, 3.0, 10.0, 30.0}) {
       std::vector<double> t, sweep;
       for (int r = 0; r < 21; ++r) {
-        copy();
+        copy.run();
         const auto s = Clock::now();
-        for (std::size_t i = 0; i < n; ++i) out[i] = 0.5f * in[i] + 1.0f;
+        probe::touch(pool, bytes, bytes / 8);
         sweep.push_back(since_us(s));
         const auto idle = Clock::now();
         while (since_us(idle) < ms * 1000.0) {
         }
         const auto a = Clock::now();
-        copy();
+        copy.run();
         t.push_back(since_us(a));
       }
       std::sort(t.begin(), t.end());
       std::sort(sweep.begin(), sweep.end());
       std::printf("D %3d MiB (sweep %6.0f us)  T %5.1f ms  %7.0f us [%.0f-%.0f]  %.3f ns/float\n", d,
-                  sweep[10], ms, t[10], t[0], t[20], t[10] * 1000.0 / (double(side) * side));
+                  sweep[10], ms, t[10], t[0], t[20], copy.ns_per_float(t[10]));
     }
   }
 }
