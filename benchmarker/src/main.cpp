@@ -153,15 +153,16 @@ void warn_about_placement(const Setup& s, const tb::TimerInfo& timer) {
     std::fprintf(stderr, "tessera-bench: warning: timer resolution %.3f us is coarse\n", timer.step_us);
 }
 
-// Rank 0 opens the database and begins the run.
+// Rank 0 opens the database and begins the run; `machine` gets the machine's name.
 pdb::Id begin_run(const Setup& s, int ranks, const tb::TimerInfo& timer, pdb::Store& store,
-                  const std::filesystem::path& path) {
+                  const std::filesystem::path& path, std::string& machine) {
   pdb::Machine m = pdb::local_machine();
   if (!s.opt.machine.empty()) m.name = s.opt.machine;
   std::tie(m.mpi_library, m.mpi_version) = tb::mpi_library();
   m.ranks_per_node = s.topo.ranks_per_node;
   m.nodes = s.topo.nodes;
   m = store.find_or_create_machine(m);
+  machine = m.name;
   const pdb::Id run = store.begin_run(m.id, "tessera-bench", TESSERA_VERSION, run_config(s, ranks, timer).dump());
   std::fprintf(stderr, "tessera-bench: run %lld on machine '%s' in %s (%d ranks, %d node(s))\n", (long long)run,
                m.name.c_str(), path.string().c_str(), ranks, s.topo.nodes);
@@ -188,6 +189,9 @@ class Measurement {
   /// (0 when no pass waits: one node's ranks oversubscribed, two nodes, a CPU quota or
   /// --max-wait 0).
   int slow_starts() const { return slow_starts_; }
+  /// The machine's quiet state as its earlier runs read it (rank 0's perfdb, µs; 0 =
+  /// none): a run that starts in the slow state then waits for the quiet one too.
+  double known_quiet_us = 0;
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
 
   // Runs every mode; stops at the first that fails on any rank. With other modes to run,
@@ -362,6 +366,8 @@ class Measurement {
       if (!placed || opt_.max_wait == 0) return;  // no pass waits: nothing to read
       quiet_pair_.emplace(session_.team(2));
       latency_ = tessera::LatencyWatch(tessera::LatencyWatch::kSlowFactor, opt_.max_wait);
+      if (const double known = world.max(session_.is_root() ? known_quiet_us : 0.0); known > 0)
+        latency_.know_quiet(known);
       if (quiet_pair_->active())
         for (int i = 0; i < 3; ++i) latency_.read(quiet_pair_->pair_latency_us());
     });
@@ -490,7 +496,8 @@ void store_results(pdb::Store& store, pdb::Id run, const Measurement& m) {
   try {
     store.add_placements(run, m.data.placements);
     store.add_p3pc(run, m.data.p3pc);
-    store.set_quality(run, pdb::compute_quality(m.data.p3pc));
+    store.set_quality(run, pdb::with_slow_passes(pdb::compute_quality(m.data.p3pc), m.slow_starts()));
+    if (const double us = m.latency().lowest_read_us(); us > 0) store.set_pair_latency(run, us);
     store.add_log3p(run, m.data.log3p);
     store.add_loggp(run, m.data.loggp);
     store.add_compute(run, m.data.compute);
@@ -515,11 +522,13 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
   if (!m.data.p3pc.empty()) {
     std::fprintf(stderr, "%s", tb::format_p3pc_table(m.data.p3pc).c_str());
     const pdb::QualityThresholds t;
-    std::fprintf(stderr,
-                 "P-3PC quality: %s (spread of pass medians over paper-shape cells >= %g us; pass: median <= "
-                 "%g %%, p90 <= %g %%)\n",
-                 pdb::describe_quality(pdb::compute_quality(m.data.p3pc)).c_str(), t.min_us, 100 * t.median,
-                 100 * t.p90);
+    std::fprintf(
+        stderr,
+        "P-3PC quality: %s (spread of pass medians over paper-shape cells >= %g us; pass: median <= "
+        "%g %%, p90 <= %g %%)\n",
+        pdb::describe_quality(pdb::with_slow_passes(pdb::compute_quality(m.data.p3pc), m.slow_starts()))
+            .c_str(),
+        t.min_us, 100 * t.median, 100 * t.p90);
   }
   for (const auto& r : m.data.loggp)
     std::fprintf(stderr, "LogGP %s [%lld, %lld] B: L=%.2f o_s=%.2f o_r=%.2f g=%.2f us G=%.5f us/B\n",
@@ -531,10 +540,13 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
     std::fprintf(stderr, "tessera-bench: compute's parts on rank 0 (%s )\n", seconds_list(m.compute_parts).c_str());
   const tessera::LatencyWatch& w = m.latency();
   if (w.waited_s() > 0 || m.slow_starts() > 0)
-    std::fprintf(stderr,
-                 "tessera-bench: waited %.1f s for the machine's quiet state (latency between ranks 0 and 1 at most "
-                 "%.1fx its lowest, %.2f us; --max-wait %g); %d P-3PC pass(es) started slow\n",
-                 w.waited_s(), w.slow_factor(), w.quiet_us(), w.max_wait_s(), m.slow_starts());
+    std::fprintf(
+        stderr,
+        "tessera-bench: waited %.1f s for the machine's quiet state (latency between ranks 0 and 1 at most "
+        "%.1fx its lowest, %.2f us%s; --max-wait %g); %d P-3PC pass(es) started slow\n",
+        w.waited_s(), w.slow_factor(), w.quiet_us(),
+        w.known_quiet_us() > 0 && w.known_quiet_us() <= w.lowest_read_us() ? ", as earlier runs read it" : "",
+        w.max_wait_s(), m.slow_starts());
 }
 
 int run(const Session& session, int argc, char** argv) {
@@ -545,15 +557,19 @@ int run(const Session& session, int argc, char** argv) {
 
   std::optional<pdb::Store> store;
   pdb::Id run = 0;
+  double known_quiet_us = 0;
   const tb::TimerInfo timer = tb::check_timer();
   agree_or_exit(session, 1, [&] {
     if (!session.is_root()) return;
     const auto path = pdb::resolve_perfdb_path(setup.opt.perfdb);
     store.emplace(path);
-    run = begin_run(setup, session.size(), timer, *store, path);
+    std::string machine;
+    run = begin_run(setup, session.size(), timer, *store, path, machine);
+    known_quiet_us = store->quiet_pair_latency_us(machine).value_or(0.0);
   });
 
   Measurement m(session, setup.opt, setup.pairs);
+  m.known_quiet_us = known_quiet_us;
   m.run();
   // Rank 0 writes everything (or marks the run failed); every rank learns the outcome.
   agree_or_exit(session, 1, [&] {

@@ -34,8 +34,20 @@ bool latency_shows_state(int ranks_per_node, int hardware_threads, double cpu_qu
   return ranks_per_node >= 2 && ranks_per_node <= std::max(1, hardware_threads) && cpu_quota_cores == 0;
 }
 
-double LatencyWatch::quiet_us() const {
+void LatencyWatch::know_quiet(double us) {
+  if (!(std::isfinite(us) && us > 0))
+    throw InvalidArgument("known quiet latency must be a finite number > 0");
+  known_quiet_us_ = us;
+}
+
+double LatencyWatch::lowest_read_us() const {
   return readings_.empty() ? 0.0 : *std::min_element(readings_.begin(), readings_.end());
+}
+
+double LatencyWatch::quiet_us() const {
+  const double own = lowest_read_us();
+  if (known_quiet_us_ == 0) return own;
+  return own == 0 ? known_quiet_us_ : std::min(own, known_quiet_us_);
 }
 
 }  // namespace tessera

@@ -193,8 +193,11 @@ json run_json(const RunData& d) {
   r["quality"] = d.run.quality ? json{{"median_spread", d.run.quality->median_spread},
                                       {"p90_spread", d.run.quality->p90_spread},
                                       {"cells", d.run.quality->cells},
-                                      {"passed", d.run.quality->passed}}
+                                      {"passed", d.run.quality->passed},
+                                      {"slow_passes", d.run.quality->slow_passes}}
                                : json(nullptr);
+  // The quiet state the run read (schema 7); null when not read.
+  r["pair_latency_us"] = d.run.pair_latency_us ? json(*d.run.pair_latency_us) : json(nullptr);
   json& p = r["p3pc"] = json::array();
   for (const auto& s : d.p3pc)
     p.push_back({{"level", to_string(s.level)},
@@ -385,8 +388,12 @@ JsonDocument from_json(std::string_view text, std::string_view source) {
       const json& passed = rd.field(q, "passed", wq);
       if (!passed.is_boolean()) rd.fail(wq, "field 'passed' must be true or false");
       d.run.quality = RunQuality{rd.number(q, "median_spread", wq), rd.number(q, "p90_spread", wq),
-                                 rd.int32(q, "cells", wq), passed.get<bool>()};
+                                 rd.int32(q, "cells", wq), passed.get<bool>(),
+                                 q.contains("slow_passes") ? rd.int32(q, "slow_passes", wq) : 0};
     }
+    // Absent (exports from before schema 7) or null: not read.
+    if (r.contains("pair_latency_us") && !r.at("pair_latency_us").is_null())
+      d.run.pair_latency_us = rd.number(r, "pair_latency_us", w);
     const auto& p3 = rd.array(r, "p3pc", w);
     for (std::size_t j = 0; j < p3.size(); ++j) {
       const json& x = p3[j];

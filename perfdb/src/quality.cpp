@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "tessera/error.hpp"
+
 namespace tessera::perfdb {
 namespace {
 
@@ -159,10 +161,20 @@ std::vector<P3pcSample> replace_pass(std::span<const P3pcSample> old, std::vecto
   return redo;
 }
 
+std::optional<RunQuality> with_slow_passes(std::optional<RunQuality> q, int slow_passes) {
+  if (slow_passes < 0) throw InvalidArgument("slow passes must be >= 0");
+  if (!q) return q;
+  q->slow_passes = slow_passes;
+  if (slow_passes > 0) q->passed = false;
+  return q;
+}
+
 std::string describe_quality(const std::optional<RunQuality>& q) {
   if (!q) return "not recorded";
   return "median " + percent(q->median_spread) + " p90 " + percent(q->p90_spread) + " over " +
-         std::to_string(q->cells) + " cells: " + (q->passed ? "pass" : "fail");
+         std::to_string(q->cells) + " cells: " + (q->passed ? "pass" : "fail") +
+         (q->slow_passes > 0 ? " (" + std::to_string(q->slow_passes) + " pass(es) started in the slow state)"
+                             : "");
 }
 
 RunChoice choose_run(std::span<const RunChoiceCandidate> candidates, const std::string& machine) {

@@ -148,7 +148,15 @@ constexpr const char* kV6 = R"sql(
 ALTER TABLE machines ADD COLUMN cpu_period_us REAL NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4, kV5, kV6};
+// Version 7: the machine's quiet state across runs (issue 12). A run records the lowest
+// latency between ranks 0 and 1 it read, so that the next run knows the quiet state even
+// when it starts in the slow one, and how many of its P-3PC passes started slow anyway.
+constexpr const char* kV7 = R"sql(
+ALTER TABLE runs ADD COLUMN pair_latency_us REAL;
+ALTER TABLE runs ADD COLUMN quality_slow_passes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kSteps[] = {kV1, kV2, kV3, kV4, kV5, kV6, kV7};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -204,12 +205,14 @@ Run read_run(const Stmt& s) {
   const auto median = s.col_opt_double(9), p90 = s.col_opt_double(10);
   const auto cells = s.col_opt_int(11), passed = s.col_opt_int(12);
   if (median && p90 && cells && passed)
-    r.quality = RunQuality{*median, *p90, static_cast<int>(*cells), *passed != 0};
+    r.quality =
+        RunQuality{*median, *p90, static_cast<int>(*cells), *passed != 0, static_cast<int>(s.col_int(13))};
+  r.pair_latency_us = s.col_opt_double(14);
   return r;
 }
 constexpr const char* kRunCols =
     "id, machine_id, tool, tool_version, config, started_at, ended_at, status, note, "
-    "quality_median, quality_p90, quality_cells, quality_passed";
+    "quality_median, quality_p90, quality_cells, quality_passed, quality_slow_passes, pair_latency_us";
 
 std::string sql(std::string_view head, const char* cols, std::string_view tail) {
   return std::string(head) + cols + std::string(tail);
@@ -455,16 +458,27 @@ struct Store::Impl {
   void put_quality(Id run, const std::optional<RunQuality>& q) {
     Stmt s(*db,
            "UPDATE runs SET quality_median = ?, quality_p90 = ?, quality_cells = ?, "
-           "quality_passed = ? WHERE id = ?");
+           "quality_passed = ?, quality_slow_passes = ? WHERE id = ?");
     if (q) {
       s.bind(1, q->median_spread).bind(2, q->p90_spread).bind(3, q->cells).bind(4, q->passed ? 1 : 0);
+      s.bind(5, q->slow_passes);
     } else {
       s.bind_null(1);
       s.bind_null(2);
       s.bind_null(3);
       s.bind_null(4);
+      s.bind(5, 0);
     }
-    s.bind(5, run).run();
+    s.bind(6, run).run();
+  }
+
+  void put_pair_latency(Id run, const std::optional<double>& us) {
+    Stmt s(*db, "UPDATE runs SET pair_latency_us = ? WHERE id = ?");
+    if (us)
+      s.bind(1, *us);
+    else
+      s.bind_null(1);
+    s.bind(2, run).run();
   }
 
   template <class Row, class Put>
@@ -489,6 +503,7 @@ struct Store::Impl {
     s.bind(7, to_string(status)).bind(8, d.run.note).run();
     const Id id = db->last_insert_id();
     put_quality(id, d.run.quality);
+    put_pair_latency(id, d.run.pair_latency_us);
     put_p3pc(id, d.p3pc);
     put_placements(id, d.placements);
     put_log3p(id, d.log3p);
@@ -614,6 +629,29 @@ void Store::set_quality(Id run, const std::optional<RunQuality>& quality) {
   t.commit();
 }
 
+void Store::set_pair_latency(Id run, double us) {
+  if (!(std::isfinite(us) && us > 0)) throw InvalidArgument("pair latency must be a finite number > 0 us");
+  impl_->require_writable();
+  Transaction t(*impl_->db);
+  impl_->require_running(run);
+  impl_->put_pair_latency(run, us);
+  t.commit();
+}
+
+std::optional<double> Store::quiet_pair_latency_us(std::string_view machine_name,
+                                                   double max_age_hours) const {
+  if (!(std::isfinite(max_age_hours) && max_age_hours >= 0))
+    throw InvalidArgument("the age of the runs to read the quiet state from must be >= 0 hours");
+  // started_at is ISO-8601 UTC text of one format: it orders as the times do.
+  Stmt s(*impl_->db,
+         "SELECT MIN(r.pair_latency_us) FROM runs r JOIN machines m ON m.id = r.machine_id "
+         "WHERE m.name = ?1 AND r.status = 'complete' AND r.pair_latency_us > 0 "
+         "AND r.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)");
+  s.bind(1, machine_name).bind(2, "-" + std::to_string(max_age_hours * 3600.0) + " seconds");
+  if (!s.step()) return std::nullopt;
+  return s.col_opt_double(0);
+}
+
 void Store::finish_run(Id run) {
   impl_->require_writable();
   // One UPDATE guarded by the current status: either the run becomes complete with its
@@ -657,8 +695,8 @@ std::optional<Run> Store::latest_complete_run(std::string_view machine_name,
                                               std::optional<std::string_view> tool) const {
   Stmt s(*impl_->db,
          "SELECT r.id, r.machine_id, r.tool, r.tool_version, r.config, r.started_at, r.ended_at, "
-         "r.status, r.note, r.quality_median, r.quality_p90, r.quality_cells, r.quality_passed "
-         "FROM runs r JOIN machines m ON m.id = r.machine_id "
+         "r.status, r.note, r.quality_median, r.quality_p90, r.quality_cells, r.quality_passed, "
+         "r.quality_slow_passes, r.pair_latency_us FROM runs r JOIN machines m ON m.id = r.machine_id "
          "WHERE m.name = ?1 AND r.status = 'complete' AND (?2 IS NULL OR r.tool = ?2) "
          "ORDER BY r.id DESC LIMIT 1");
   s.bind(1, machine_name);

@@ -189,6 +189,12 @@ void check_records(const RunData& d, const std::string& run) {
     q.measured(d.run.quality->median_spread, "median_spread");
     q.measured(d.run.quality->p90_spread, "p90_spread");
     q.count(d.run.quality->cells, "cells", 0);
+    q.count(d.run.quality->slow_passes, "slow_passes", 0);
+  }
+  if (d.run.pair_latency_us) {
+    const FieldCheck at(run);
+    at.measured(d.run.pair_latency_us, "pair_latency_us");
+    if (*d.run.pair_latency_us == 0) at.fail("bad pair_latency_us 0 (must be > 0)");
   }
   detail::check_rows(d.p3pc, run);
   detail::check_rows(d.placements, run);

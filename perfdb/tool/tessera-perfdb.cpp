@@ -230,6 +230,9 @@ void show_run(std::ostream& out, const RunData& d) {
         << t.min_us << " us; passes at median <= " << 100 * t.median << " %, p90 <= " << 100 * t.p90
         << " %; library-shaped cells are not judged)\n";
   }
+  if (d.run.pair_latency_us)
+    out << "Pair latency: " << *d.run.pair_latency_us
+        << " us (the lowest one-way latency between ranks 0 and 1 the run read: the quiet state it knew)\n";
   if (d.run.config != "{}" && !d.run.config.empty()) out << "Config: " << d.run.config << "\n";
   show_p3pc(out, d.p3pc);
   if (!d.placements.empty()) {

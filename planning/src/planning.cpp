@@ -517,6 +517,7 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     m.placement.cpu_period_us = std::max(0.0, found->machine.cpu_period_us);
     out.origin = describe_run(db, found->comm->run);
     out.p3pc_run = found->comm->run.id;
+    out.quiet_pair_latency_us = store->quiet_pair_latency_us(name);
     out.p3pc_quality = found->comm->run.quality;
     out.notes.push_back(found->comm_note);
     for (Level lv : {Level::intra, Level::inter})

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "tessera/error.hpp"
+
 namespace tessera::perfdb {
 namespace {
 
@@ -107,6 +109,25 @@ TEST(Quality, PassesAtTheThresholdsAndFailsOnATail) {
   q = compute_quality(s);
   EXPECT_DOUBLE_EQ(q->median_spread, 0.05);
   EXPECT_FALSE(q->passed);
+}
+
+TEST(Quality, APassThatStartedInTheSlowStateFailsTheRun) {
+  // The twenty-first session's 08:01 table: measured slow throughout, it repeated well.
+  const std::optional<RunQuality> steady = RunQuality{0.037, 0.110, 129, true};
+  EXPECT_EQ(with_slow_passes(steady, 0), steady);
+  const auto slow = with_slow_passes(steady, 2);
+  ASSERT_TRUE(slow);
+  EXPECT_FALSE(slow->passed);
+  EXPECT_EQ(slow->slow_passes, 2);
+  EXPECT_EQ(slow->median_spread, 0.037);
+  EXPECT_EQ(describe_quality(slow),
+            "median 3.7 % p90 11.0 % over 129 cells: fail (2 pass(es) started in the slow state)");
+  EXPECT_EQ(describe_quality(steady), "median 3.7 % p90 11.0 % over 129 cells: pass");
+  EXPECT_FALSE(with_slow_passes(std::nullopt, 1));  // a single pass: nothing recorded
+  EXPECT_THROW(with_slow_passes(steady, -1), InvalidArgument);
+  // Planning then takes an older run that passes.
+  std::vector<RunChoiceCandidate> c{{4, steady}, {5, slow}};
+  EXPECT_EQ(choose_run(c, "box").id, 4);
 }
 
 TEST(Quality, NothingJudgedIsNotRecorded) {

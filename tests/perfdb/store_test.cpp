@@ -2,6 +2,7 @@
 #include "tessera/perfdb/store.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "sqlite.hpp"
 #include "tessera/error.hpp"
 #include "test_util.hpp"
 
@@ -42,6 +44,7 @@ Id add_complete_run(Store& s, Id machine, const RunData& d) {
   s.add_compute(run, d.compute);
   s.add_validation(run, d.validation);
   s.set_quality(run, d.run.quality);
+  if (d.run.pair_latency_us) s.set_pair_latency(run, *d.run.pair_latency_us);
   s.finish_run(run);
   return run;
 }
@@ -68,6 +71,7 @@ TEST(PerfdbStore, RoundTripsEveryRecordKindAcrossReopen) {
   EXPECT_FALSE(back.run.ended_at.empty());
   EXPECT_LE(back.run.started_at, back.run.ended_at);
   EXPECT_EQ(back.run.quality, d.run.quality);
+  EXPECT_EQ(back.run.pair_latency_us, d.run.pair_latency_us);
   const Machine m = back.machine;
   EXPECT_EQ(m.name, "testbox");
   EXPECT_EQ(m.hostname, "node001");
@@ -204,6 +208,47 @@ TEST(PerfdbStore, LatestCompleteRunFiltersByTool) {
   EXPECT_FALSE(s.latest_complete_run("nosuch"));
   ASSERT_EQ(s.list_runs(m).size(), 2u);
   EXPECT_EQ(s.list_runs().size(), 2u);
+}
+
+TEST(PerfdbStore, TheQuietStateIsTheLowestPairLatencyOfTheMachinesCompleteRunsOfTheLastDay) {
+  TempDir dir;
+  Store s(dir / "db.sqlite");
+  const Id m = s.find_or_create_machine(test_machine()).id;
+  EXPECT_FALSE(s.quiet_pair_latency_us("testbox"));
+  auto run_with = [&](double us, bool finish) {
+    const Id run = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
+    s.set_pair_latency(run, us);
+    if (finish) s.finish_run(run);
+    return run;
+  };
+  run_with(0.40, true);  // a run that met only the slow state
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox"), 0.40);
+  const Id quiet = run_with(0.17, true);
+  run_with(0.21, true);
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox"), 0.17);
+  const Id running = run_with(0.09, false);  // not complete: not counted
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox"), 0.17);
+  s.mark_failed(running, "killed");
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox"), 0.17);
+  const Id none = s.begin_run(m, "tessera-bench", "0.1.0", "{}");  // read none: NULL
+  s.finish_run(none);
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox"), 0.17);
+  EXPECT_FALSE(s.quiet_pair_latency_us("nosuch"));
+  EXPECT_EQ(s.load_run(none).run.pair_latency_us, std::nullopt);
+  // Runs of more than a day ago no longer say what the host gives the machine now.
+  {
+    detail::Db db((dir / "db.sqlite").string(), SQLITE_OPEN_READWRITE);
+    db.exec(("UPDATE runs SET started_at = '2020-01-01T00:00:00.000000Z' WHERE id = " + std::to_string(quiet))
+                .c_str());
+  }
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox"), 0.21);
+  EXPECT_EQ(s.quiet_pair_latency_us("testbox", 24.0 * 365 * 100), 0.17);
+  EXPECT_THROW(s.quiet_pair_latency_us("testbox", -1), InvalidArgument);
+  // Only a running run takes a reading, and only a real one.
+  EXPECT_THROW(s.set_pair_latency(quiet, 0.2), InvalidArgument);
+  const Id next = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
+  EXPECT_THROW(s.set_pair_latency(next, 0.0), InvalidArgument);
+  EXPECT_THROW(s.set_pair_latency(next, std::nan("")), InvalidArgument);
 }
 
 // The Store is destroyed (an exception unwound it, say) before finish_run.

@@ -65,6 +65,7 @@ inline void expect_same_records(const RunData& a, const RunData& b) {
   EXPECT_TRUE(a.compute == b.compute);
   EXPECT_TRUE(a.validation == b.validation);
   EXPECT_EQ(a.run.quality, b.run.quality);
+  EXPECT_EQ(a.run.pair_latency_us, b.run.pair_latency_us);
 }
 
 namespace test {
@@ -109,7 +110,8 @@ inline RunData sample_run_data() {
       {Level::inter, Path::recv, Layout::cn, 409600, 100, 8192, 1234.5678901234567, 1200.0, 1250.0,
        50, 2, 1, std::nullopt},
   };
-  d.run.quality = RunQuality{0.0215, 0.0875, 24, true};
+  d.run.quality = RunQuality{0.0215, 0.0875, 24, true, 0};
+  d.run.pair_latency_us = 0.165;
   d.placements = {{0, 1, Level::intra}, {0, 2, Level::inter}};
   d.log3p = {{Level::intra, "T_mem", 1024, 0, 0.5, 0.4, 0.6},
              {Level::inter, "o_net", 0, 0, 2.0, std::nullopt, std::nullopt}};

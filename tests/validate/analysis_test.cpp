@@ -370,6 +370,28 @@ TEST(LatencyWatch, AReadingAboveTheFactorTimesTheQuietestSoFarIsSlow) {
   EXPECT_THROW(LatencyWatch(1.6, std::nan("")), InvalidArgument);
 }
 
+TEST(LatencyWatch, ALaunchThatStartsSlowKnowsTheQuietStateFromEarlierRuns) {
+  // The twenty-first session's 08:01 bench: every reading 0.40 us, the quiet state 0.17.
+  LatencyWatch alone(1.6, 60.0);
+  EXPECT_FALSE(alone.read(0.40));
+  EXPECT_FALSE(alone.read(0.41));  // its own lowest is slow: it never waits
+  LatencyWatch w(1.6, 60.0);
+  w.know_quiet(0.17);
+  EXPECT_EQ(w.quiet_us(), 0.17);  // before any reading
+  EXPECT_EQ(w.lowest_read_us(), 0.0);
+  EXPECT_TRUE(w.read(0.40));            // slow from its first reading: 0.40 > 1.6 x 0.17
+  EXPECT_FALSE(w.read(0.20));           // the quiet state back: 0.20 <= 0.272
+  EXPECT_EQ(w.quiet_us(), 0.17);        // the earlier runs' reading stays the lower
+  EXPECT_EQ(w.lowest_read_us(), 0.20);  // what this run records is its own
+  EXPECT_FALSE(w.read(0.12));           // a quieter state than any earlier run read
+  EXPECT_EQ(w.quiet_us(), 0.12);
+  EXPECT_TRUE(w.read(0.20));  // now slow against 0.12 x 1.6 = 0.192
+  EXPECT_EQ(w.known_quiet_us(), 0.17);
+  EXPECT_THROW(w.know_quiet(0.0), InvalidArgument);
+  EXPECT_THROW(w.know_quiet(-0.1), InvalidArgument);
+  EXPECT_THROW(w.know_quiet(std::nan("")), InvalidArgument);
+}
+
 TEST(LatencyWatch, TheStateShowsOnlyForTwoRanksOfANodeWithinItsThreadsAndWithoutAQuota) {
   EXPECT_TRUE(latency_shows_state(2, 2, 0.0));
   EXPECT_TRUE(latency_shows_state(4, 8, 0.0));

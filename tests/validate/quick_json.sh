@@ -76,6 +76,8 @@ lat = s["pair_latency"]
 assert lat["slow_factor"] == 1.6 and lat["max_wait_s"] in (0, 2), lat
 if ranks >= 2:
     assert 0 < lat["lowest_us"] <= lat["median_us"] <= lat["highest_us"], lat
+    # The quiet state it judges by: its own lowest reading, or the perfdb's runs' if lower.
+    assert 0 < lat["quiet_us"] <= lat["lowest_us"], lat
 assert 0 <= lat["waited_s"] <= lat["max_wait_s"] + 1, lat
 assert lat["rounds"] > 0 and 0 <= lat["slow_after_rounds"] <= lat["rounds"], lat
 assert any(n.startswith("latency between ranks 0 and 1") for n in s["notes"]), "no latency note"

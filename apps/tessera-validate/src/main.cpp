@@ -707,18 +707,22 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   std::string waiting = "no round waited (--max-wait 0)";
   if (lwatch.max_wait_s() > 0)
     waiting = "each timed round waited, while --max-wait " + fmt(lwatch.max_wait_s(), 0) +
-              " s lasted, for a reading of at most " + fmt(lwatch.slow_factor(), 1) + "x the lowest: " +
-              fmt(lwatch.waited_s(), 1) + " s in all";
+              " s lasted, for a reading of at most " + fmt(lwatch.slow_factor(), 1) +
+              "x the quiet state: " + fmt(lwatch.waited_s(), 1) + " s in all";
   else if (o.max_wait > 0)
     waiting = "no round waited (ranks 0 and 1 on two nodes, more ranks than hardware threads, or a CPU quota)";
-  r.notes.push_back(lat.empty() ? std::string("latency between ranks 0 and 1 not read (one rank)")
-                                : "latency between ranks 0 and 1 (median of 200 8-byte round trips, halved), read "
-                                  "before and after each timed round: " +
-                                      fmt(lwatch.quiet_us(), 3) + " µs lowest, " + fmt(lat_median, 3) + " median, " +
-                                      fmt(lat_max, 3) + " highest; " + waiting + "; " +
-                                      std::to_string(lwatch.slow_rounds()) + " of " + std::to_string(lwatch.rounds()) +
-                                      " timed rounds read above " + fmt(lwatch.slow_factor(), 1) +
-                                      "x the lowest right after (their samples kept)");
+  r.notes.push_back(
+      lat.empty() ? std::string("latency between ranks 0 and 1 not read (one rank)")
+                  : "latency between ranks 0 and 1 (median of 200 8-byte round trips, halved), read "
+                    "before and after each timed round: " +
+                        fmt(lwatch.lowest_read_us(), 3) + " µs lowest, " + fmt(lat_median, 3) + " median, " +
+                        fmt(lat_max, 3) + " highest; the quiet state " + fmt(lwatch.quiet_us(), 3) + " µs" +
+                        (lwatch.known_quiet_us() > 0 ? " (the lower of this launch's and the machine's "
+                                                       "runs of the last day)"
+                                                     : "") +
+                        "; " + waiting + "; " + std::to_string(lwatch.slow_rounds()) + " of " +
+                        std::to_string(lwatch.rounds()) + " timed rounds read above " +
+                        fmt(lwatch.slow_factor(), 1) + "x the quiet state right after (their samples kept)");
   r.notes.push_back(
       "plans that run the same steps on every rank (one rank's oft, sbt and bcast scatters, for instance) are "
       "one execution: it is measured end to end once, under the first algorithm's name, and every pick of one "
@@ -754,9 +758,14 @@ void finish(const Session& session, const Options& o, ResultSet& outputs, Result
   summary["memory_bandwidth"] = {{"median_gbs", bw_median}, {"min_gbs", bw_min},
                                  {"best_gbs", bwatch.best()}, {"rounds", bwatch.rounds()},
                                  {"slow_rounds", bwatch.slow_rounds()}, {"slow_fraction", bwatch.slow_fraction()}};
-  summary["pair_latency"] = {{"lowest_us", lwatch.quiet_us()}, {"median_us", lat_median}, {"highest_us", lat_max},
-                             {"slow_factor", lwatch.slow_factor()}, {"waited_s", lwatch.waited_s()},
-                             {"max_wait_s", lwatch.max_wait_s()}, {"rounds", lwatch.rounds()},
+  summary["pair_latency"] = {{"lowest_us", lwatch.lowest_read_us()},
+                             {"quiet_us", lwatch.quiet_us()},
+                             {"median_us", lat_median},
+                             {"highest_us", lat_max},
+                             {"slow_factor", lwatch.slow_factor()},
+                             {"waited_s", lwatch.waited_s()},
+                             {"max_wait_s", lwatch.max_wait_s()},
+                             {"rounds", lwatch.rounds()},
                              {"slow_after_rounds", lwatch.slow_rounds()}};
   summary["notes"] = r.notes;
   summary["output"] = o.output.string();
@@ -793,6 +802,11 @@ int run(const Session& session, int argc, char** argv) {
     const bool placed =
         latency_shows_state_on_every_member(world, session.ranks_per_node(), perfdb::cpu_quota_cores());
     r.watch.latency = LatencyWatch(LatencyWatch::kSlowFactor, placed ? o.max_wait : 0.0);
+    // A launch that starts in the slow state knows the quiet one from the machine's
+    // earlier runs (the perfdb's), or it would take the slow state for quiet.
+    const double known =
+        world.max(session.is_root() ? params.loaded.quiet_pair_latency_us.value_or(0.0) : 0.0);
+    if (placed && known > 0) r.watch.latency.know_quiet(known);
     for (int i = 0; i < kLatencyCalibration; ++i) r.watch.latency.read(world.pair_latency_us());
   });
   for (const auto& members : problems_of(r.scenarios)) run_problem(session, o, params, members, r);

@@ -16,6 +16,13 @@ namespace tessera {
 /// timed round in the quiet state and tessera-bench each P-3PC pass, waiting for it while
 /// a budget lasts, and report how long they waited (tessera-validate also how many rounds
 /// ended in the slow state). Pure.
+///
+/// A process that starts in the slow state reads no quiet reading to compare with: its
+/// lowest is a slow one, and it never waits (a `tessera-bench` run of the twenty-first
+/// session's period measured its whole P-3PC table at 0.40 µs where the quiet state
+/// reads 0.17, its noncontiguous cells 4x the quiet ones, and passed its repeatability
+/// check). So the machine's quiet state as its earlier runs read it (the perfdb's
+/// Store::quiet_pair_latency_us) is given as `known_quiet`.
 class LatencyWatch {
  public:
   /// The factor tessera-validate uses: the two states are 2-3x apart on this VM, and a
@@ -23,9 +30,13 @@ class LatencyWatch {
   static constexpr double kSlowFactor = 1.6;
   /// Throws InvalidArgument unless slow_factor > 1 and max_wait_s >= 0.
   explicit LatencyWatch(double slow_factor = kSlowFactor, double max_wait_s = 0);
-  /// Adds a reading, µs; true if it is slow against the lowest reading so far, itself
-  /// included (so the first is never slow). 0 means no pair to read (a team of one): it
-  /// is not kept and never slow. Throws InvalidArgument on a negative or non-finite one.
+  /// The quiet state as earlier runs read it, µs (> 0): quiet_us() is never above it.
+  /// Throws InvalidArgument on a value not finite and > 0.
+  void know_quiet(double us);
+  /// Adds a reading, µs; true if it is slow against quiet_us() (the lowest reading so
+  /// far, itself included, or the known quiet state if lower: without one the first
+  /// reading is never slow). 0 means no pair to read (a team of one): it is not kept and
+  /// never slow. Throws InvalidArgument on a negative or non-finite one.
   bool read(double us);
   /// Whether the wait budget has time left.
   bool may_wait() const { return waited_s_ < max_wait_s_; }
@@ -33,8 +44,13 @@ class LatencyWatch {
   void waited(double seconds);
   /// A timed round ended; `slow_after`: the reading right after it was slow.
   void round(bool slow_after);
-  /// The lowest reading so far (0 without any).
+  /// The quiet state: the lowest reading so far or the known quiet state, whichever is
+  /// lower (0 without either).
   double quiet_us() const;
+  /// The lowest of this watch's own readings (0 without any): what a run records.
+  double lowest_read_us() const;
+  /// The known quiet state (0 if none was given).
+  double known_quiet_us() const { return known_quiet_us_; }
   double slow_factor() const { return slow_factor_; }
   double max_wait_s() const { return max_wait_s_; }
   double waited_s() const { return waited_s_; }
@@ -43,7 +59,7 @@ class LatencyWatch {
   const std::vector<double>& readings() const { return readings_; }
 
  private:
-  double slow_factor_ = kSlowFactor, max_wait_s_ = 0, waited_s_ = 0;
+  double slow_factor_ = kSlowFactor, max_wait_s_ = 0, waited_s_ = 0, known_quiet_us_ = 0;
   int rounds_ = 0, slow_rounds_ = 0;
   std::vector<double> readings_;
 };

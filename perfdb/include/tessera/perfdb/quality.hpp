@@ -69,7 +69,13 @@ std::optional<std::size_t> slowest_disturbed_pass(std::span<const std::vector<P3
 /// cell), in `old`'s order, so no cell the run had is lost by the redo.
 std::vector<P3pcSample> replace_pass(std::span<const P3pcSample> old, std::vector<P3pcSample> redo);
 
-/// "median 2.1 % p90 7.9 % over 48 cells: pass" (or "not recorded"). Local.
+/// `q` with the run's P-3PC passes that started in the machine's slow state (the wait
+/// for the quiet state ran out of budget) counted: any one fails it, whatever its spread,
+/// since a table measured slow throughout repeats as well as a quiet one. nullopt stays.
+std::optional<RunQuality> with_slow_passes(std::optional<RunQuality> q, int slow_passes);
+
+/// "median 2.1 % p90 7.9 % over 48 cells: pass" (or "not recorded"), with "(2 pass(es)
+/// started in the slow state)" after a failing verdict that has them. Local.
 std::string describe_quality(const std::optional<RunQuality>& q);
 
 /// A run the planner may use: its id (higher = newer) and recorded quality.

@@ -72,6 +72,9 @@ struct RunQuality {
   double p90_spread = 0;
   int cells = 0;
   bool passed = false;
+  /// P-3PC passes that started in the machine's slow state, the wait budget spent
+  /// (tessera::LatencyWatch; schema 7, 0 before): any fails the run, whatever its spread.
+  int slow_passes = 0;
   friend bool operator==(const RunQuality&, const RunQuality&) = default;
 };
 
@@ -90,6 +93,10 @@ struct Run {
   /// P-3PC repeatability (schema 4); nullopt for runs written before, single-pass runs
   /// and runs without P-3PC samples.
   std::optional<RunQuality> quality;
+  /// The lowest one-way latency between ranks 0 and 1 the run read
+  /// (tessera::Team::pair_latency_us), µs: the quiet state it knew (schema 7); nullopt
+  /// when it read none (one rank, ranks on two nodes, a CPU quota, runs before).
+  std::optional<double> pair_latency_us;
 };
 
 /// One P-3PC measurement T_{path,layout}(bytes): a total time, constant included

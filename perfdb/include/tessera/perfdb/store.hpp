@@ -19,7 +19,7 @@
 namespace tessera::perfdb {
 
 /// Schema version written to PRAGMA user_version by this build.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 /// The per-user default database path: $TESSERA_PERFDB if set and non-empty, else
 /// $XDG_DATA_HOME/tessera/perfdb.sqlite, else $HOME/.local/share/tessera/perfdb.sqlite,
@@ -90,6 +90,13 @@ class Store {
   /// Record the quality of a running run's P-3PC table (nullopt clears it), in one
   /// statement. Throws InvalidArgument if the run is not `running`.
   void set_quality(Id run, const std::optional<RunQuality>& quality);
+  /// Record the lowest latency between ranks 0 and 1 a running run read, µs (> 0,
+  /// finite). Throws InvalidArgument otherwise, or if the run is not `running`.
+  void set_pair_latency(Id run, double us);
+  /// The machine's quiet state as its runs read it: the lowest pair latency recorded by
+  /// its complete runs that started within the last `max_age_hours` (the host may have
+  /// moved the machine since older ones). nullopt when none recorded one.
+  std::optional<double> quiet_pair_latency_us(std::string_view machine_name, double max_age_hours = 24) const;
   /// Mark a running run complete (ended_at = now) in one atomic statement.
   /// Throws InvalidArgument if the run is not `running`.
   void finish_run(Id run);

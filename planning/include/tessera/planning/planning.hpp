@@ -29,6 +29,9 @@ struct LoadedMachine {
   std::int64_t p3pc_run = 0;
   /// That run's repeatability quality (nullopt: not recorded).
   std::optional<perfdb::RunQuality> p3pc_quality;
+  /// The machine's quiet state as its runs of the last day read it
+  /// (perfdb::Store::quiet_pair_latency_us), µs; nullopt when none recorded one.
+  std::optional<double> quiet_pair_latency_us;
 };
 
 /// Loads `machine` (default: this host, perfdb::local_machine().name) from the perfdb at
