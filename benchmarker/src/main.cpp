@@ -173,8 +173,16 @@ pdb::Id begin_run(const Setup& s, int ranks, const tb::TimerInfo& timer, pdb::St
 // The measurements of every mode, in order; each mode's wall time on success.
 class Measurement {
  public:
-  Measurement(const Session& session, const tb::Options& opt, const std::vector<tb::RankPair>& pairs)
-      : session_(session), opt_(opt), pairs_(pairs), bar_(session.is_root() && opt.progress) {
+  /// `known_quiet_us`: the machine's quiet state as its earlier runs read it (rank 0's
+  /// perfdb, µs; 0 = none): a run that starts in the slow state then waits for the quiet
+  /// one too.
+  Measurement(const Session& session, const tb::Options& opt, const std::vector<tb::RankPair>& pairs,
+              double known_quiet_us)
+      : session_(session),
+        opt_(opt),
+        pairs_(pairs),
+        bar_(session.is_root() && opt.progress),
+        known_quiet_us_(known_quiet_us) {
     for (const auto& p : pairs) data.placements.push_back({p.a, p.b, p.inter ? pdb::Level::inter : pdb::Level::intra});
   }
 
@@ -189,9 +197,6 @@ class Measurement {
   /// (0 when no pass waits: one node's ranks oversubscribed, two nodes, a CPU quota or
   /// --max-wait 0).
   int slow_starts() const { return slow_starts_; }
-  /// The machine's quiet state as its earlier runs read it (rank 0's perfdb, µs; 0 =
-  /// none): a run that starts in the slow state then waits for the quiet one too.
-  double known_quiet_us = 0;
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
 
   // Runs every mode; stops at the first that fails on any rank. With other modes to run,
@@ -366,7 +371,7 @@ class Measurement {
       if (!placed || opt_.max_wait == 0) return;  // no pass waits: nothing to read
       quiet_pair_.emplace(session_.team(2));
       latency_ = tessera::LatencyWatch(tessera::LatencyWatch::kSlowFactor, opt_.max_wait);
-      if (const double known = world.max(session_.is_root() ? known_quiet_us : 0.0); known > 0)
+      if (const double known = world.max(session_.is_root() ? known_quiet_us_ : 0.0); known > 0)
         latency_.know_quiet(known);
       if (quiet_pair_->active())
         for (int i = 0; i < 3; ++i) latency_.read(quiet_pair_->pair_latency_us());
@@ -485,6 +490,7 @@ class Measurement {
   std::optional<tessera::Team> quiet_pair_;        // world ranks 0 and 1, when passes wait
   tessera::LatencyWatch latency_;                  // no budget until watch_latency() gives one
   int slow_starts_ = 0;
+  double known_quiet_us_ = 0;  // rank 0's; the others learn it in watch_latency()
 };
 
 // Rank 0 stores every record and marks the run complete, or marks it failed.
@@ -568,8 +574,7 @@ int run(const Session& session, int argc, char** argv) {
     known_quiet_us = store->quiet_pair_latency_us(machine).value_or(0.0);
   });
 
-  Measurement m(session, setup.opt, setup.pairs);
-  m.known_quiet_us = known_quiet_us;
+  Measurement m(session, setup.opt, setup.pairs, known_quiet_us);
   m.run();
   // Rank 0 writes everything (or marks the run failed); every rank learns the outcome.
   agree_or_exit(session, 1, [&] {

@@ -474,11 +474,7 @@ struct Store::Impl {
 
   void put_pair_latency(Id run, const std::optional<double>& us) {
     Stmt s(*db, "UPDATE runs SET pair_latency_us = ? WHERE id = ?");
-    if (us)
-      s.bind(1, *us);
-    else
-      s.bind_null(1);
-    s.bind(2, run).run();
+    s.bind(1, us).bind(2, run).run();
   }
 
   template <class Row, class Put>
@@ -693,12 +689,11 @@ std::optional<Run> Store::find_run(Id run) const { return impl_->run_by_id(run);
 
 std::optional<Run> Store::latest_complete_run(std::string_view machine_name,
                                               std::optional<std::string_view> tool) const {
-  Stmt s(*impl_->db,
-         "SELECT r.id, r.machine_id, r.tool, r.tool_version, r.config, r.started_at, r.ended_at, "
-         "r.status, r.note, r.quality_median, r.quality_p90, r.quality_cells, r.quality_passed, "
-         "r.quality_slow_passes, r.pair_latency_us FROM runs r JOIN machines m ON m.id = r.machine_id "
-         "WHERE m.name = ?1 AND r.status = 'complete' AND (?2 IS NULL OR r.tool = ?2) "
-         "ORDER BY r.id DESC LIMIT 1");
+  // The machine by a subquery, not a join: the run's columns stay kRunCols unprefixed.
+  Stmt s(*impl_->db, sql("SELECT ", kRunCols,
+                         " FROM runs WHERE machine_id = (SELECT id FROM machines WHERE name = ?1) "
+                         "AND status = 'complete' AND (?2 IS NULL OR tool = ?2) ORDER BY id DESC LIMIT 1")
+                         .c_str());
   s.bind(1, machine_name);
   if (tool)
     s.bind(2, *tool);
