@@ -134,6 +134,10 @@ double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Mess
 constexpr int kBurst = 9;
 constexpr int kOvertimeBurst = 3;
 
+// The most of a pass's budget the paper's cells may take before the library-shaped ones
+// (measure_pass).
+constexpr double kPaperShare = 0.5;
+
 // The floats a library-shaped cell's buffers span: its rows whole where the message is
 // contiguous, its strided extent where not.
 std::int64_t library_extent(Layout layout, std::int64_t floats, const BlockShape& shape) {
@@ -185,7 +189,12 @@ class Buffers {
 // (benchmarker/README.md): gathers' median error 28 % -> 15 %. Receiving into regions
 // not touched for a while (rings of 4 and 16 messages) overpriced them 1.3-1.7x. Both
 // ranks rewrite (the receiver too); a sender-only rewrite was tried and not adopted
-// (benchmarker/README.md).
+// (benchmarker/README.md). Since the thirty-third session each rank rewrites its receive
+// span as well: before, the receive buffer was in whatever state the previously visited
+// cell (random order, up to 32 MiB) had left it, and a 512 KiB message the executor's
+// gather receives in 13.5 us was stored at 25-31 (benchmarker/README.md). Both ranks
+// rewrite both spans, the same work on either: a rewrite by the receiving rank alone
+// made it reach the barrier last, and the peer's later exit went into its receive.
 double sample(MPI_Comm pair, const Job& j, Buffers& buffers, TypeCache& cache) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
@@ -200,6 +209,7 @@ double sample(MPI_Comm pair, const Job& j, Buffers& buffers, TypeCache& cache) {
     const std::int64_t extent = library_extent(layout, j.size, shape);
     const auto [sbuf, rbuf] = buffers.library(extent);
     std::fill_n(sbuf, extent, float(extent & 7));
+    std::fill_n(rbuf, extent, 0.0f);
     MPI_Barrier(pair);  // both ranks start each visit together
     return repetition(pair, me, path, s, r, sbuf, rbuf);
   }
@@ -242,7 +252,14 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
   auto elapsed = [&] { return seconds_since(start); };
-  const double budget_s = rule.budget_s;
+  // The paper's cells are measured first, in rounds of their own, and the library-shaped
+  // ones after them: Fig. 8 sends one cell after another with nothing else between, and a
+  // library-shaped visit rewrites up to twice its strided span (64 MiB for 4096 rows of a
+  // 2048-float stride), whose dirty lines a paper burst after it would meet. The paper's
+  // rounds may take half the budget (they usually finish well before: every cell satisfied);
+  // the library's get what is left, and at least the other half.
+  const TimeRule paper_rule{rule.budget_s * kPaperShare, rule.cap_s * kPaperShare, rule.min_usable};
+  const double budget_s = paper_rule.budget_s;
 
   // Buffers for the largest message of any layout (refined sizes lie between listed
   // ones, so the listed maximum bounds them), the library-shaped ones' on either pages.
@@ -259,8 +276,8 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
                   small_extent, huge_extent);
   TypeCache cache;
 
-  RoundScheduler sched(0, o.rule, 3);
-  std::vector<Job> table;
+  RoundScheduler sched(0, o.rule, 3), tile_sched(0, o.rule, 3);
+  std::vector<Job> table, tile_table;
   std::map<CellKey, int> paper_cell;
   auto add_paper = [&](std::int64_t floats) {
     const BlockShape shape = paper_shape(floats, o.blocks);
@@ -296,8 +313,8 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
         // measured in bursts, Fig. 8's way, and sit at the steady state).
         for (Path p : kPaths)
           for (Layout l : kLayouts) {
-            const int c = sched.add_cells(1);
-            table.push_back(message_job(kTile, p, l, exact, shape));
+            const int c = tile_sched.add_cells(1);
+            tile_table.push_back(message_job(kTile, p, l, exact, shape));
             tile_cells.push_back({c, p, l, exact, shape});
           }
       }
@@ -349,9 +366,15 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
     for (std::int64_t m : pending) add_paper(m);
   };
 
-  const int overtime = run_rounds(
-      pair, sched, table, start, rule, hook, [&](const Job& j) { return sample(pair, j, buffers, cache); },
-      progress);
+  auto visit = [&](const Job& j) { return sample(pair, j, buffers, cache); };
+  int overtime = run_rounds(pair, sched, table, start, paper_rule, hook, visit,
+                            [&](double f) { progress(kPaperShare * f); });
+  const double tile_budget_s = std::max(rule.budget_s - elapsed(), (1 - kPaperShare) * rule.budget_s);
+  const double cap_factor = rule.budget_s > 0 ? rule.cap_s / rule.budget_s : 1.0;
+  const TimeRule tile_rule{tile_budget_s, tile_budget_s * cap_factor, rule.min_usable};
+  overtime += run_rounds(
+      pair, tile_sched, tile_table, Clock::now(), tile_rule, [] {}, visit,
+      [&](double f) { progress(kPaperShare + (1 - kPaperShare) * f); });
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
   Pass pass;
@@ -370,8 +393,9 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
   const double t_cf = rt00.count >= std::size_t(kMinUsableSamples) ? rt00.median / 2 : *partial;
   pass.t_cf = t_cf;
 
-  auto row = [&](Path p, Layout l, std::int64_t floats, const BlockShape& shape, int cell) {
-    const Summary s = sched.summary(cell);
+  auto row = [&](const RoundScheduler& from, Path p, Layout l, std::int64_t floats, const BlockShape& shape,
+                 int cell) {
+    const Summary s = from.summary(cell);
     if (s.count < 1 && partial) return;
     if (s.count < std::size_t(kMinUsableSamples) && !partial)
       throw short_of_samples(p, l, floats, s.count, shape.paper_default ? "" : " (tile rows)");
@@ -400,9 +424,9 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
   for (std::int64_t floats : refiner.sizes()) {
     const BlockShape shape = paper_shape(floats, o.blocks);
     for (Path p : kPaths)
-      for (Layout l : kLayouts) row(p, l, floats, shape, paper_cell.at({int(p), int(l), floats}));
+      for (Layout l : kLayouts) row(sched, p, l, floats, shape, paper_cell.at({int(p), int(l), floats}));
   }
-  for (const TileCell& t : tile_cells) row(t.path, t.layout, t.floats, t.shape, t.cell);
+  for (const TileCell& t : tile_cells) row(tile_sched, t.path, t.layout, t.floats, t.shape, t.cell);
   return pass;
 }
 
