@@ -8,8 +8,9 @@
 //   swept      rank 0 read and wrote SWEEP MiB elsewhere first (as a larger message or
 //              a long pipeline stage leaves the caches)
 //   as left    nothing between samples but the previous sample (the same buffer, warm)
-// On the project's VM (2026-11-29): 512 x 256 into 512, rewritten and as left ~13 µs,
-// which is what the executor's 2x1 gather of a 512^2 output takes (13.5 µs).
+// On the project's VM (2026-11-29, three runs): 512 x 256 into 512, rewritten 12.3-12.8
+// µs, swept 27.6-27.9, as left 13.0-13.3; the executor's 2x1 gather of a 512^2 output
+// takes 13.5 µs.
 //   mpirun -n 2 recv_state [ROWS W STRIDE SWEEP_MiB]   (default 512 256 512 32)
 #include <mpi.h>
 
