@@ -130,6 +130,9 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["log3p_sizes_bytes"] = opt.log3p_sizes;
   cfg["sigmas"] = opt.sigmas;
   cfg["sync"] = "MPI_Barrier on the pair before each timed sample";
+  cfg["p3pc_order"] =
+      "each pass: the paper-shape cells first (at most half its budget), then the library-shaped ones";
+  cfg["library_visit"] = "one repetition, after both ranks rewrote their send and receive spans";
   cfg["compute"] = "rank 0 alone (other ranks idle): compute_derivatives of the standard set on haloed tiles, "
                   "the operation library's primitive kernels (the executor's, tessera/detail/kernels.hpp)";
   cfg["compute_primitive_tiles"] = tb::primitive_tiles(opt.tile_areas);
