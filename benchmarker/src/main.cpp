@@ -156,21 +156,28 @@ void warn_about_placement(const Setup& s, const tb::TimerInfo& timer) {
     std::fprintf(stderr, "tessera-bench: warning: timer resolution %.3f us is coarse\n", timer.step_us);
 }
 
-// Rank 0 opens the database and begins the run; `machine` gets the machine's name.
-pdb::Id begin_run(const Setup& s, int ranks, const tb::TimerInfo& timer, pdb::Store& store,
-                  const std::filesystem::path& path, std::string& machine) {
+// A run begun in the database, and the machine's quiet state as its earlier complete runs
+// read it (µs; 0 = none recorded).
+struct Begun {
+  pdb::Id run = 0;
+  double known_quiet_us = 0;
+};
+
+// Rank 0 opens the database and begins the run.
+Begun begin_run(const Setup& s, int ranks, const tb::TimerInfo& timer, pdb::Store& store,
+                const std::filesystem::path& path) {
   pdb::Machine m = pdb::local_machine();
   if (!s.opt.machine.empty()) m.name = s.opt.machine;
   std::tie(m.mpi_library, m.mpi_version) = tb::mpi_library();
   m.ranks_per_node = s.topo.ranks_per_node;
   m.nodes = s.topo.nodes;
   m = store.find_or_create_machine(m);
-  machine = m.name;
+  const double known_quiet_us = store.quiet_pair_latency_us(m.name).value_or(0.0);
   const pdb::Id run = store.begin_run(m.id, "tessera-bench", TESSERA_VERSION, run_config(s, ranks, timer).dump());
   std::fprintf(stderr, "tessera-bench: run %lld on machine '%s' in %s (%d ranks, %d node(s))\n", (long long)run,
                m.name.c_str(), path.string().c_str(), ranks, s.topo.nodes);
   warn_about_placement(s, timer);
-  return run;
+  return {run, known_quiet_us};
 }
 
 // The measurements of every mode, in order; each mode's wall time on success.
@@ -200,6 +207,10 @@ class Measurement {
   /// (0 when no pass waits: one node's ranks oversubscribed, two nodes, a CPU quota or
   /// --max-wait 0).
   int slow_starts() const { return slow_starts_; }
+  /// The P-3PC table's quality, the passes that started slow counted (rank 0).
+  std::optional<pdb::RunQuality> quality() const {
+    return pdb::with_slow_passes(pdb::compute_quality(data.p3pc), slow_starts_);
+  }
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
 
   // Runs every mode; stops at the first that fails on any rank. With other modes to run,
@@ -505,7 +516,7 @@ void store_results(pdb::Store& store, pdb::Id run, const Measurement& m) {
   try {
     store.add_placements(run, m.data.placements);
     store.add_p3pc(run, m.data.p3pc);
-    store.set_quality(run, pdb::with_slow_passes(pdb::compute_quality(m.data.p3pc), m.slow_starts()));
+    store.set_quality(run, m.quality());
     if (const double us = m.latency().lowest_read_us(); us > 0) store.set_pair_latency(run, us);
     store.add_log3p(run, m.data.log3p);
     store.add_loggp(run, m.data.loggp);
@@ -531,13 +542,10 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
   if (!m.data.p3pc.empty()) {
     std::fprintf(stderr, "%s", tb::format_p3pc_table(m.data.p3pc).c_str());
     const pdb::QualityThresholds t;
-    std::fprintf(
-        stderr,
-        "P-3PC quality: %s (spread of pass medians over paper-shape cells >= %g us; pass: median <= "
-        "%g %%, p90 <= %g %%)\n",
-        pdb::describe_quality(pdb::with_slow_passes(pdb::compute_quality(m.data.p3pc), m.slow_starts()))
-            .c_str(),
-        t.min_us, 100 * t.median, 100 * t.p90);
+    std::fprintf(stderr,
+                 "P-3PC quality: %s (spread of pass medians over paper-shape cells >= %g us; pass: median <= "
+                 "%g %%, p90 <= %g %%)\n",
+                 pdb::describe_quality(m.quality()).c_str(), t.min_us, 100 * t.median, 100 * t.p90);
   }
   for (const auto& r : m.data.loggp)
     std::fprintf(stderr, "LogGP %s [%lld, %lld] B: L=%.2f o_s=%.2f o_r=%.2f g=%.2f us G=%.5f us/B\n",
@@ -565,26 +573,23 @@ int run(const Session& session, int argc, char** argv) {
   tb::install_interrupt_handler();
 
   std::optional<pdb::Store> store;
-  pdb::Id run = 0;
-  double known_quiet_us = 0;
+  Begun begun;
   const tb::TimerInfo timer = tb::check_timer();
   agree_or_exit(session, 1, [&] {
     if (!session.is_root()) return;
     const auto path = pdb::resolve_perfdb_path(setup.opt.perfdb);
     store.emplace(path);
-    std::string machine;
-    run = begin_run(setup, session.size(), timer, *store, path, machine);
-    known_quiet_us = store->quiet_pair_latency_us(machine).value_or(0.0);
+    begun = begin_run(setup, session.size(), timer, *store, path);
   });
 
-  Measurement m(session, setup.opt, setup.pairs, known_quiet_us);
+  Measurement m(session, setup.opt, setup.pairs, begun.known_quiet_us);
   m.run();
   // Rank 0 writes everything (or marks the run failed); every rank learns the outcome.
   agree_or_exit(session, 1, [&] {
-    if (session.is_root()) store_results(*store, run, m);
+    if (session.is_root()) store_results(*store, begun.run, m);
     if (!m.error.empty()) throw tessera::Error(m.error);
   });
-  if (session.is_root()) report(m, run, t_start);
+  if (session.is_root()) report(m, begun.run, t_start);
   return 0;
 }
 

@@ -18,7 +18,7 @@ namespace tessera {
 /// ended in the slow state). Pure.
 ///
 /// A process that starts in the slow state reads no quiet reading to compare with: its
-/// lowest is a slow one, and it never waits (a `tessera-bench` run of the twenty-first
+/// lowest is a slow one, and it never waits (a `tessera-bench` run of the thirty-first
 /// session's period measured its whole P-3PC table at 0.40 µs where the quiet state
 /// reads 0.17, its noncontiguous cells 4x the quiet ones, and passed its repeatability
 /// check). So the machine's quiet state as its earlier runs read it (the perfdb's
