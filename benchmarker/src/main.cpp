@@ -364,8 +364,14 @@ class Measurement {
       data.compute.insert(data.compute.end(), rows.begin(), rows.end());
     });
     part_done("gathers");
+    // The one-rank scatter's copy out of the user's image, as a pipeline's runs leave it.
+    const bool scatters = gathers && agreed([&] {
+                            const auto rows = tb::time_image_scatter(session_, opt_.quick ? 7 : 15);
+                            data.compute.insert(data.compute.end(), rows.begin(), rows.end());
+                          });
+    if (scatters) part_done("scatters");
     budget_done_ += budget;
-    const bool together = gathers && copies_together();
+    const bool together = scatters && copies_together();
     if (together) part_done("together");
     return together;
   }

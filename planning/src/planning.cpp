@@ -302,6 +302,24 @@ scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
   return out;
 }
 
+// The copy out of the user's image (operation "scatter_image": ns per one-rank scatter
+// phase of a square input image `tile`) less the plain phase_call, per float, ascending
+// pixels. Empty when the run has none (runs before them) or none is above the call.
+scheduler::ImageCopy image_copy_of(const perfdb::RunData& run) {
+  std::map<double, double> ns;  // image pixels -> ns per phase
+  double call_ns = 0;
+  for (const auto& c : run.compute) {
+    if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0) continue;
+    if (c.operation == perfdb::kComputeScatterImage && c.tile_width >= 1 && c.tile_height >= 1)
+      ns[double(c.tile_width) * double(c.tile_height)] = c.ns_per_pixel;
+    if (c.operation == perfdb::kComputePhaseCall) call_ns = c.ns_per_pixel;
+  }
+  scheduler::ImageCopy out;
+  for (const auto& [pixels, phase_ns] : ns)
+    if (phase_ns > call_ns) out.by_size.push_back({pixels, (phase_ns - call_ns) / pixels});
+  return out;
+}
+
 // A gather phase's bookkeeping (operation "gather_results": ns per one-rank gather phase
 // of `taps` results in place, on an input image of `tile`; 1x1 in runs before the
 // thirteenth session) less the plain phase_call per result, linear through the fewest
@@ -379,8 +397,8 @@ std::vector<scheduler::CopyAtDistance> copy_after_together_of(const perfdb::RunD
 }
 
 // Everything a run's compute rows give the models: compute, the local copies (in one
-// state and after each reuse distance), first touch, a gather's bookkeeping and the
-// thread pool's wake-up.
+// state, after each reuse distance and out of the user's image), first touch, a
+// gather's bookkeeping and the thread pool's wake-up.
 void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.compute = compute_of(run);
   m.copy = copy_of(run);
@@ -400,6 +418,7 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   }
   m.first_touch = first_touch_of(run);
   m.gather_bookkeeping = gather_bookkeeping_of(run);
+  m.image_copy = image_copy_of(run);
   m.thread_wake = thread_wake_of(run);
   fill_quota_cycle(m.placement, run);
 }
@@ -574,6 +593,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     out.notes.push_back(
         "no gather_results measurements: a gather's bookkeeping on the root (naming its results) is unpriced "
         "(rerun tessera-bench)");
+  if (out.params.image_copy.empty() && !out.params.copy.empty())
+    out.notes.push_back(
+        "no scatter_image measurements: the scatter's copy out of the user's image is priced as the run's "
+        "other copies, low from 1024² on (rerun tessera-bench)");
   if (out.params.copy.empty())
     out.notes.push_back(
         "no copy measurements: the library's local copies around messages are unpriced (rerun "

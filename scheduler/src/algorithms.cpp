@@ -151,7 +151,8 @@ double oft_scatter_fast(const CostModel& m, const Geometry& g, const Placement& 
     }
     return t;
   };
-  double worst = sends_before(g.P) + pl.local_us(copy.us(g.height(0), g.width(0)), pl.ranks_on_node(g.P));
+  double worst = sends_before(g.P) + pl.local_us(copy_reading(copy, Store::image).us(g.height(0), g.width(0)),
+                                                 pl.ranks_on_node(g.P));
   for (const auto& c : cls) {
     const auto& sg = segs[std::size_t(c.seg)];
     const int r = last_in(g, c.rect, sg.a, sg.b);
@@ -344,6 +345,7 @@ const CopyCost& copy_reading(const CopyCost& copy, Store from) {
     case Store::output:
       return copy.after_compute ? *copy.after_compute : copy;
     case Store::image:
+      return copy.from_image ? *copy.from_image : copy;
     case Store::tile:
       break;
   }
@@ -522,7 +524,8 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     // (the root's), out of a buffer just received into, out of a rank's output.
     // (Each as the simulator prices a copy step: under a CPU quota, the node's stops.)
     const int busy = placement.ranks_on_node(g.P);
-    const double root_copy = placement.local_us(copy.us(g.max_height(), g.max_width()), busy);
+    const double root_copy =
+        placement.local_us(copy_reading(copy, Store::image).us(g.max_height(), g.max_width()), busy);
     const double received_copy =
         placement.local_us(copy_reading(copy, Store::received).us(g.max_height(), g.max_width()), busy);
     const double output_copy =

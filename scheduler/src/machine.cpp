@@ -113,7 +113,7 @@ std::vector<double> CopyCost::key() const {
                         double(fresh_mirrors.size())};
   for (const RowCost& w : widths) k.insert(k.end(), {w.row_floats, w.ns});
   for (const FreshMirror& m : fresh_mirrors) k.insert(k.end(), {m.tile_floats, m.row_ns, m.float_ns});
-  for (const auto* state : {&after_write, &after_compute}) {
+  for (const auto* state : {&after_write, &after_compute, &from_image}) {
     const std::vector<double> sub = *state ? (*state)->key() : std::vector<double>{};
     k.push_back(double(sub.size()));
     k.insert(k.end(), sub.begin(), sub.end());
@@ -183,6 +183,23 @@ double GatherBookkeeping::us(double results, double pixels) const {
     each = lo.each_more_us + t * (hi.each_more_us - lo.each_more_us);
   }
   return std::max(0.0, one + (results - 1) * each);
+}
+
+double ImageCopy::ns_per_float(double pixels) const {
+  if (by_size.empty() || !(pixels > 0)) return 0.0;
+  const auto [lo, hi, t] = log_bracket(by_size, pixels, [](const AtSize& a) { return a.pixels; });
+  return lo.ns_per_float + t * (hi.ns_per_float - lo.ns_per_float);
+}
+
+CopyCost CopyCost::scaled(double factor) const {
+  if (!(std::isfinite(factor) && factor > 0))
+    throw InvalidArgument("copy cost scale must be finite and positive");
+  CopyCost c = *this;
+  c.per_row_ns *= factor;
+  c.per_float_ns *= factor;
+  for (RowCost& w : c.widths) w.ns *= factor;
+  c.after_write = c.after_compute = c.from_image = nullptr;
+  return c;
 }
 
 CopyCost measured_copy_cost(const std::vector<CopySample>& samples) {

@@ -370,6 +370,18 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
     copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
   }
+  // And the copies out of the user's image, which the run before read last: at least what
+  // the executor's one-rank scatter measured per float at this image size. (A copy after
+  // a sweep of the run's footprint prices it at 0.10-0.12 ns a float at 1024², where
+  // tessera-validate's one-rank scatters copy at 0.19-0.26: the VM's neighbours evict
+  // what a run leaves idle for milliseconds.) Where the run's own copy is dearer (its
+  // node's ranks copying at once), that.
+  if (!machine.image_copy.empty() && !copy.empty()) {
+    const Box image = part.image();
+    const double want = machine.image_copy.ns_per_float(double(image.area()));
+    const double have = copy.row_ns(image.width) / image.width;
+    if (have > 0 && want > have) copy.from_image = std::make_shared<const CopyCost>(copy.scaled(want / have));
+  }
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));

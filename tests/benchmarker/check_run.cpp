@@ -151,6 +151,19 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
     EXPECT_GT(gathers[side][1], 0.0) << side;
     EXPECT_GT(gathers[side][5], gathers[side][1]) << side;
   }
+  // The derivative pipeline's one-rank scatter on the same three images: one row each,
+  // more than the phase's call, a larger image dearer (its copy is 4 and 16 times longer).
+  std::map<int, double> scatters;  // side -> ns per phase
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputeScatterImage) {
+      EXPECT_EQ(c.tile_width, c.tile_height);
+      EXPECT_EQ(c.taps, 1);
+      EXPECT_TRUE(scatters.emplace(c.tile_width, c.ns_per_pixel).second) << c.tile_width;
+    }
+  ASSERT_EQ(scatters.size(), 3u);
+  EXPECT_GT(scatters[512], 0.0);
+  EXPECT_GT(scatters[1024], scatters[512]);
+  EXPECT_GT(scatters[2048], scatters[1024]);
   // A lone rank's thread pool waking up: one row per idle gap on a machine of several
   // cores, none on one core, at the most threads.
   int most_threads = 1;

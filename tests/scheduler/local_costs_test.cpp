@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -133,9 +134,9 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   EXPECT_NEAR(c.row_ns(1), 18.0, 1e-12);
   EXPECT_NEAR(c.row_ns(4096), 1680.0, 1e-9);
   EXPECT_FALSE(c.empty());
-  // The six costs and list lengths, two numbers a width, the lengths of the two
+  // The six costs and list lengths, two numbers a width, the lengths of the three
   // states' keys; a state's own key follows its length.
-  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 2u);
+  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 3u);
   CopyCost warm = c;
   warm.after_write = std::make_shared<const CopyCost>(CopyCost{1.0, 0.1});
   EXPECT_EQ(warm.key().size(), c.key().size() + warm.after_write->key().size());
@@ -143,6 +144,21 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   CopyCost done = c;
   done.after_compute = warm.after_write;
   EXPECT_NE(done.key(), warm.key());
+  CopyCost cold = c;
+  cold.from_image = warm.after_write;
+  EXPECT_NE(cold.key(), warm.key());
+  EXPECT_NE(cold.key(), done.key());
+  // Scaled: every copy that many times as dear, the fixed cost and states not carried.
+  warm.call_us = 7.0;
+  const CopyCost twice = warm.scaled(2.0);
+  for (double f : {1.0, 64.0, 288.0, 512.0, 4096.0})
+    EXPECT_NEAR(twice.row_ns(f), 2 * warm.row_ns(f), 1e-9) << f;
+  EXPECT_EQ(twice.call_us, 7.0);
+  EXPECT_EQ(twice.after_write, nullptr);
+  const CopyCost fitted{3.0, 0.5};
+  EXPECT_NEAR(fitted.scaled(0.5).us(10, 100), fitted.us(10, 100) / 2, 1e-12);
+  for (double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()})
+    EXPECT_THROW(c.scaled(bad), InvalidArgument) << bad;
   // One width says nothing about rows against floats; bad samples are errors.
   EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {20, 4, 2}}), InvalidArgument);
   EXPECT_THROW(measured_copy_cost({{10, 4, 1}, {20, 8, std::nan("")}}), InvalidArgument);
@@ -429,6 +445,10 @@ TEST(LocalWork, CopiesOutOfWhatTheRunJustWroteHaveTheirOwnCosts) {
     EXPECT_EQ(copy_reading(copy, s).key(), received.key()) << to_string(s);
   EXPECT_EQ(copy_reading(copy, Store::output).key(), outputs.key());
   for (Store s : {Store::image, Store::tile}) EXPECT_EQ(&copy_reading(copy, s), &copy) << to_string(s);
+  CopyCost cold = copy;
+  cold.from_image = std::make_shared<const CopyCost>(outputs);
+  EXPECT_EQ(&copy_reading(cold, Store::image), cold.from_image.get());
+  EXPECT_EQ(&copy_reading(cold, Store::tile), &cold);
   const CopyCost plain{3.0, 0.25};
   for (Store s : {Store::received, Store::output}) EXPECT_EQ(&copy_reading(plain, s), &plain) << to_string(s);
 

@@ -721,6 +721,40 @@ TEST(Planning, GatherBookkeepingPerMeasuredImageSize) {
   EXPECT_NEAR(b.us(5, 2048.0 * 2048), 3 * 1.65 - 5 * 0.06, 1e-9);
 }
 
+// The scatter's copy out of the user's image (scatter_image rows: ns per one-rank
+// scatter phase of a square image) less the plain phase_call, per float, ascending.
+TEST(Planning, ImageCopyPerMeasuredImageSizeLessThePhaseCall) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](int side, double ns) {
+    rows.push_back(local_row(perfdb::kComputeScatterImage, 1, side, side, ns, 0.0));
+    rows.back().ns_per_pixel = ns;  // ns per phase
+  };
+  row(2048, 60.0 + 0.2 * 2048 * 2048);
+  row(512, 60.0 + 0.125 * 512 * 512);
+  row(1024, 50.0);  // not above the call: left out
+  rows.push_back(local_row(perfdb::kComputePhaseCall, 1, 1, 1, 60.0, 0.0));
+  const auto loaded = load_local_rows("scatters", rows);
+  const auto& c = loaded.params.image_copy;
+  ASSERT_EQ(c.by_size.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.by_size[0].pixels, 512.0 * 512);
+  EXPECT_NEAR(c.by_size[0].ns_per_float, 0.125, 1e-12);
+  EXPECT_DOUBLE_EQ(c.by_size[1].pixels, 2048.0 * 2048);
+  EXPECT_NEAR(c.by_size[1].ns_per_float, 0.2, 1e-12);
+  // Without them (older runs), the copies priced as the run's others, and a note says so.
+  std::vector<perfdb::ComputeCost> copies{local_row(perfdb::kComputeCopy, 1, 64, 1024, 1.0, 0.25),
+                                          local_row(perfdb::kComputeCopy, 1, 512, 512, 1.0, 0.25)};
+  const auto older = load_local_rows("no-scatters", copies);
+  EXPECT_TRUE(older.params.image_copy.empty());
+  EXPECT_TRUE(std::any_of(older.notes.begin(), older.notes.end(), [](const std::string& n) {
+    return n.find("no scatter_image") != std::string::npos;
+  }));
+  copies.insert(copies.end(), rows.begin(), rows.end());
+  const auto newer = load_local_rows("scatters-and-copies", copies);
+  EXPECT_TRUE(std::none_of(newer.notes.begin(), newer.notes.end(), [](const std::string& n) {
+    return n.find("no scatter_image") != std::string::npos;
+  }));
+}
+
 // tessera-gauss plans with the derivative pipeline's description; the executor runs
 // gauss_program. Both must put the same fresh buffers in a first run, on every rank.
 TEST(Planning, ThePipelineDescriptionMapsWhatTheGaussProgramMaps) {

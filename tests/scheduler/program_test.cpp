@@ -202,6 +202,76 @@ TEST(ThreadWake, ByTheIdleGapHeldAtTheMeasuredEnds) {
                    price_program(edge_like(), plan, ModelKind::p3pc, machine(), 2).phases.compute);
 }
 
+// A 1024 x 512 image scattered at halo 2, exchanged, filtered and gathered, with the
+// buffers the executor maps for it.
+ProgramDescription scatter_filter_gather() {
+  ProgramDescription p;
+  p.width = 1024;
+  p.height = 512;
+  p.halo = Halo{2, 2};
+  p.steps = {comm(ProgramStep::Kind::scatter, "input", 1, Halo{2, 2}),
+             comm(ProgramStep::Kind::exchange, "f", 1, Halo{2, 2}), compute("f", Primitive::neighbourhood, 5),
+             comm(ProgramStep::Kind::gather, "output", 1)};
+  using E = ProgramBuffer::Extent;
+  p.buffers = {{E::tile, E::tile, Halo{2, 2}, 0, 2}, {E::image, E::tile, {}, 2, 4}};
+  return p;
+}
+
+// The scatter's copy out of the user's image is priced at the image size's measured
+// rate (tessera-bench's scatter_image rows) where that is above the run's own copy,
+// and as the run's other copies where not; no other copy changes.
+TEST(ProgramPricing, TheScattersCopyOutOfTheImageAtLeastAtTheMeasuredRate) {
+  const ProgramDescription p = scatter_filter_gather();
+  MachineParams m = machine({{Primitive::neighbourhood, 0, 5, 1, 8, 4, 6000}});
+  m.copy = {1.0, 0.1};  // a row of 1024 floats: 103.4 ns, 0.101 ns a float
+  m.copy.call_us = 0.05;
+  const double pixels = 1024.0 * 512;
+  for (ScatterAlgorithm a : {ScatterAlgorithm::oft, ScatterAlgorithm::sbt, ScatterAlgorithm::bcast}) {
+    const Plan one{Grid{1, 1}, a, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+    const ProgramCost before = price_program(p, one, ModelKind::p3pc, m);
+    MachineParams measured = m;
+    // 512² and 2048² measured: the image's 2^19 pixels lie a quarter of the way from
+    // 2^18 to 2^22 in log pixels.
+    measured.image_copy.by_size = {{512.0 * 512, 0.2}, {2048.0 * 2048, 0.4}};
+    EXPECT_NEAR(measured.image_copy.ns_per_float(pixels), 0.25, 1e-12);
+    const ProgramCost after = price_program(p, one, ModelKind::p3pc, measured);
+    // One rank: the copy of the image into the tile is the whole scatter but its call.
+    EXPECT_NEAR(before.phases.scatter, 0.05 + m.copy.us(512, 1024), 1e-9) << to_string(a);
+    EXPECT_NEAR(after.phases.scatter, 0.05 + 0.25 * pixels / 1000, 1e-9) << to_string(a);
+    EXPECT_DOUBLE_EQ(after.phases.exchange, before.phases.exchange);
+    EXPECT_DOUBLE_EQ(after.phases.gather, before.phases.gather);
+    // A rate below the run's own copy changes nothing.
+    measured.image_copy.by_size = {{pixels, 0.05}};
+    EXPECT_DOUBLE_EQ(price_program(p, one, ModelKind::p3pc, measured).phases.scatter, before.phases.scatter);
+  }
+  // Two row strips, the flat tree, each rank on a node of its own: the root's copy of
+  // its half out of the image at the measured rate, rank 1's out of its receive buffer
+  // as before; the root's path is the longer one by hand.
+  m.placement.ranks_per_node = 1;
+  MachineParams measured = m;
+  measured.image_copy.by_size = {{pixels, 1.5}};
+  const Plan two{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const auto model = make_model(ModelKind::p3pc, m);
+  const double half = 4.0 * 1024 * 256;
+  const double root = 0.05 + model->send(Layout::cc, half, Level::inter) + 1.5 * 1024 * 256 / 1000;
+  EXPECT_NEAR(price_program(p, two, ModelKind::p3pc, measured).phases.scatter, root, 1e-9);
+  EXPECT_GT(root, price_program(p, two, ModelKind::p3pc, m).phases.scatter);
+}
+
+TEST(ImageCopy, InterpolatedInLogPixelsAndHeldAtTheEnds) {
+  ImageCopy c;
+  EXPECT_TRUE(c.empty());
+  EXPECT_EQ(c.ns_per_float(1e6), 0.0);
+  c.by_size = {{512.0 * 512, 0.12}, {1024.0 * 1024, 0.24}, {2048.0 * 2048, 0.20}};
+  EXPECT_FALSE(c.empty());
+  EXPECT_DOUBLE_EQ(c.ns_per_float(1024.0 * 1024), 0.24);
+  EXPECT_NEAR(c.ns_per_float(724.0 * 724),
+              0.12 + 0.12 * std::log(724.0 * 724 / (512.0 * 512)) / std::log(4.0), 1e-12);
+  EXPECT_DOUBLE_EQ(c.ns_per_float(64.0 * 64), 0.12);
+  EXPECT_DOUBLE_EQ(c.ns_per_float(8192.0 * 8192), 0.20);
+  EXPECT_EQ(c.ns_per_float(0), 0.0);
+}
+
 TEST(GatherBookkeeping, FirstResultThenEachMoreNeverBelowZero) {
   const GatherBookkeeping b{0.5, 0.25};
   EXPECT_DOUBLE_EQ(b.us(1), 0.5);
@@ -675,15 +745,7 @@ TEST(ProgramPricing, FirstRunPageFaultsByHand) {
 // outputs, at the node's tiles (one image gathered). 1024 x 512 in two row strips;
 // scatter, exchange (halo 2), a 5x5 filter into the root's result, gather.
 TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
-  ProgramDescription p;
-  p.width = 1024;
-  p.height = 512;
-  p.halo = Halo{2, 2};
-  p.steps = {comm(ProgramStep::Kind::scatter, "input", 1, Halo{2, 2}),
-             comm(ProgramStep::Kind::exchange, "f", 1, Halo{2, 2}), compute("f", Primitive::neighbourhood, 5),
-             comm(ProgramStep::Kind::gather, "output", 1)};
-  using E = ProgramBuffer::Extent;
-  p.buffers = {{E::tile, E::tile, Halo{2, 2}, 0, 2}, {E::image, E::tile, {}, 2, 4}};
+  const ProgramDescription p = scatter_filter_gather();
   const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
   const double MiB = 1 << 20;
   CopyCost near{2.0, 0.25}, far{40.0, 1.0};

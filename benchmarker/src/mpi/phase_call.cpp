@@ -11,6 +11,7 @@
 #include "tessera/distributed.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
+#include "tessera/pipeline.hpp"
 #include "tessera/program.hpp"
 
 namespace tessera::bench {
@@ -79,6 +80,34 @@ std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int
     if (session.is_root())
       for (std::size_t c = 0; c < kResults.size(); ++c)
         rows.push_back(cost_row(perfdb::kComputeGatherResults, "", kResults[c], {side, side}, summarize(ns[c])));
+  }
+  return rows;
+}
+
+std::vector<perfdb::ComputeCost> time_image_scatter(const Session& session, int samples) {
+  if (samples < 1) throw InvalidArgument("image scatter timing needs at least one sample");
+  // A pipeline of the library's own, not a copy loop: the copy's cost depends on what
+  // the run did since its last read and on how long that took (the VM's neighbours
+  // evict idle lines within milliseconds: scripts/probes/idle_decay). A copy after a
+  // sweep of the run's footprint prices it at 0.10-0.12 ns a float at 1024², where
+  // tessera-validate's one-rank scatters copy at 0.19-0.26 and this loop at ~0.20.
+  constexpr std::array<int, 3> kSides{512, 1024, 2048};
+  const Program program = derivatives_program(GaussianOptions{});
+  const Plan plan{Grid{1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
+  std::vector<perfdb::ComputeCost> rows;
+  for (int side : kSides) {
+    const Image image = session.is_root() ? Image(side, side, 1.0f) : Image();
+    // A loop of runs settles in about three (512²: 50-69, 39-49, 33-36, then 30-34 µs;
+    // README, "What the one-rank scatter meets"): those warm up.
+    constexpr int kWarmRuns = 3;
+    std::vector<double> ns;
+    for (int s = 0; s < samples + kWarmRuns; ++s) {
+      PhaseSeconds t;
+      program.run(session, image, plan, &t);
+      if (s >= kWarmRuns) ns.push_back(t.scatter * 1e9);
+    }
+    if (session.is_root())
+      rows.push_back(cost_row(perfdb::kComputeScatterImage, "", 1, {side, side}, summarize(ns)));
   }
   return rows;
 }

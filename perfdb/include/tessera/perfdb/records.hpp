@@ -177,6 +177,7 @@ struct LoggpRange {
 ///  - operation "phase_call" (kComputePhaseCall, below): the executor's cost per plan run.
 ///  - operation "gather_results" (kComputeGatherResults, below): a gather phase's
 ///    bookkeeping.
+///  - operation "scatter_image" (kComputeScatterImage, below): a one-rank scatter phase.
 ///  - operation "thread_wake" (kComputeThreadWake, below): a parallel step's wake-up.
 struct ComputeCost {
   std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
@@ -241,6 +242,12 @@ inline constexpr char kComputePhaseCallAfter[] = "phase_call_after";
 /// and each result's. The tile is the program's square input image (runs before the
 /// thirteenth session: tile 1x1, a 512² input).
 inline constexpr char kComputeGatherResults[] = "gather_results";
+/// The one-rank scatter phase of the derivative pipeline (sigma 1, 1x1 oft plan, runs
+/// back to back; Program::run's timing): the executor's copy of the user's image into
+/// the root's tile, with the image as a pipeline's runs leave it (last read by the run
+/// before's scatter, a whole run's footprint and time ago). taps 1, tile = the input
+/// image, axis ""; ns per scatter phase.
+inline constexpr char kComputeScatterImage[] = "scatter_image";
 /// What a parallel step on `threads` threads pays when the pool's workers idled `taps` µs
 /// while the rank communicated (a balanced ~1 ms loop after that busy wait, less the same
 /// loop right after); tile 1x1, axis ""; ns per step (at least 0).

@@ -28,8 +28,8 @@ double tile_bytes(const Partition& partition, int rank);
 
 /// The cost of a plan's copy that reads store `from`: a buffer a message or MPI's
 /// collective has just filled (received, staging, whole) at copy.after_write, a rank's
-/// outputs at copy.after_compute, the image and the tile at `copy` itself (each where
-/// set).
+/// outputs at copy.after_compute, the user's image at copy.from_image, the tile at
+/// `copy` itself (each where set).
 const CopyCost& copy_reading(const CopyCost& copy, Store from);
 
 /// The simulator's program for a communication plan of the library (comm_plan.hpp):

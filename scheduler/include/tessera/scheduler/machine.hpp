@@ -120,6 +120,10 @@ struct CopyCost {
   /// fills both at their own reuse distances; copy_reading picks). Null: priced as every
   /// other copy.
   std::shared_ptr<const CopyCost> after_write{}, after_compute{};
+  /// Copies that read the user's image (the root's tile out of it in every scatter),
+  /// which the run before read last, a whole run's footprint and time ago (price_grid
+  /// sets it from MachineParams::image_scatter). Null: priced as every other copy.
+  std::shared_ptr<const CopyCost> from_image{};
 
   /// ns of one row of `row_floats` floats.
   double row_ns(double row_floats) const;
@@ -133,6 +137,10 @@ struct CopyCost {
   /// mirror_float_ns were measured in; unmeasured, a copy.
   double mirror_x_us(double rows, double halo_floats, double tile_floats = 0) const;
   bool empty() const { return widths.empty() && per_row_ns == 0 && per_float_ns == 0; }
+  /// The copies `factor` times as dear (per row, per float, every measured width); the
+  /// fixed cost and the mirroring unchanged, no states of its own. Throws
+  /// InvalidArgument unless factor is finite and positive.
+  CopyCost scaled(double factor) const;
   /// Everything us() and mirror_x_us() depend on, as numbers (a cache key).
   std::vector<double> key() const;
 };
@@ -173,6 +181,21 @@ struct GatherBookkeeping {
   /// fields one_us / each_more_us).
   double us(double results, double pixels = 0) const;
   bool empty() const { return one_us == 0 && each_more_us == 0 && by_size.empty(); }
+};
+
+/// The executor's copy of the user's image into a tile, as a pipeline's runs leave the
+/// image (last read a whole run before): ns per float by image size, from tessera-bench's
+/// scatter_image rows (the one-rank scatter of the derivative pipeline, less the plain
+/// phase call), ascending pixels; between two sizes interpolated in log pixels, held at
+/// either end. Empty (runs before them): not measured.
+struct ImageCopy {
+  struct AtSize {
+    double pixels = 0, ns_per_float = 0;
+  };
+  std::vector<AtSize> by_size;
+  /// ns per float of an image of `pixels` (> 0); 0 when empty.
+  double ns_per_float(double pixels) const;
+  bool empty() const { return by_size.empty(); }
 };
 
 /// What a rank's first parallel compute step after communicating pays to wake its thread
@@ -307,6 +330,7 @@ struct MachineParams {
   std::vector<CopyAtDistance> copy_after_together;
   FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
   GatherBookkeeping gather_bookkeeping;  ///< per gather step, beyond its plans
+  ImageCopy image_copy;                  ///< the scatter's copies out of the user's image
   ThreadWake thread_wake;                ///< per compute step that follows communication
   Placement placement;
 
