@@ -320,6 +320,27 @@ scheduler::ImageCopy image_copy_of(const perfdb::RunData& run) {
   return out;
 }
 
+// A result's copy out of its haloed tile into the result image (operation
+// "gather_image": ns per one-rank gather phase of such a result of a square input
+// `tile`) less the one-result gather_results phase of the same image (its plan's call
+// and bookkeeping), per float, ascending pixels. Empty when the run has none (runs
+// before them) or no size has both rows with the first dearer.
+scheduler::ImageCopy result_copy_of(const perfdb::RunData& run) {
+  std::map<double, std::pair<double, double>> ns;  // image pixels -> (haloed, in place) ns per phase
+  for (const auto& c : run.compute) {
+    if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0 || c.tile_width < 1 || c.tile_height < 1)
+      continue;
+    const double pixels = double(c.tile_width) * double(c.tile_height);
+    if (c.operation == perfdb::kComputeGatherImage) ns[pixels].first = c.ns_per_pixel;
+    if (c.operation == perfdb::kComputeGatherResults && c.taps == 1) ns[pixels].second = c.ns_per_pixel;
+  }
+  scheduler::ImageCopy out;
+  for (const auto& [pixels, phase] : ns)
+    if (phase.first > 0 && phase.second > 0 && phase.first > phase.second)
+      out.by_size.push_back({pixels, (phase.first - phase.second) / pixels});
+  return out;
+}
+
 // A gather phase's bookkeeping (operation "gather_results": ns per one-rank gather phase
 // of `taps` results in place, on an input image of `tile`; 1x1 in runs before the
 // thirteenth session) less the plain phase_call per result, linear through the fewest
@@ -419,6 +440,7 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.first_touch = first_touch_of(run);
   m.gather_bookkeeping = gather_bookkeeping_of(run);
   m.image_copy = image_copy_of(run);
+  m.result_copy = result_copy_of(run);
   m.thread_wake = thread_wake_of(run);
   fill_quota_cycle(m.placement, run);
 }
@@ -597,6 +619,11 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     out.notes.push_back(
         "no scatter_image measurements: the scatter's copy out of the user's image is priced as the run's "
         "other copies, low from 1024² on (rerun tessera-bench)");
+  if (out.params.result_copy.empty() && !out.params.copy.empty())
+    out.notes.push_back(
+        "no gather_image measurements: a gather's copy of a result out of its haloed tile into the result "
+        "image "
+        "is priced as the run's other copies out of the outputs, low from 1024² on (rerun tessera-bench)");
   if (out.params.copy.empty())
     out.notes.push_back(
         "no copy measurements: the library's local copies around messages are unpriced (rerun "

@@ -352,6 +352,11 @@ const CopyCost& copy_reading(const CopyCost& copy, Store from) {
   return copy;
 }
 
+const CopyCost& copy_between(const CopyCost& copy, Store from, Store to) {
+  if (from == Store::output && to == Store::image && copy.into_image) return *copy.into_image;
+  return copy_reading(copy, from);
+}
+
 Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency_procs) {
   const Partition& p = plan.partition;
   Schedule s(plan.procs());
@@ -371,7 +376,8 @@ Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency
           s.wait_all(r);
           break;
         case StepKind::copy:
-          if (!copy.empty()) s.compute(r, copy_reading(copy, st.from).us(st.box.height, st.box.width));
+          if (!copy.empty())
+            s.compute(r, copy_between(copy, st.from, st.store).us(st.box.height, st.box.width));
           break;
         case StepKind::mirror:
           if (!copy.empty())

@@ -370,18 +370,23 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
     copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
   }
-  // And the copies out of the user's image, which the run before read last: at least what
-  // the executor's one-rank scatter measured per float at this image size. (A copy after
-  // a sweep of the run's footprint prices it at 0.10-0.12 ns a float at 1024², where
-  // tessera-validate's one-rank scatters copy at 0.19-0.26: the VM's neighbours evict
-  // what a run leaves idle for milliseconds.) Where the run's own copy is dearer (its
-  // node's ranks copying at once), that.
-  if (!machine.image_copy.empty() && !copy.empty()) {
+  // And the copies between a tile and the user's images, which the run before touched
+  // last: out of the input image at least at the rate per float the executor's one-rank
+  // scatter measured at this image size, a result out of its haloed tile into its image
+  // at least at the one-rank gather's (each scaled from the copy it would otherwise be,
+  // so row widths keep their shape; where that one is dearer, e.g. a node's ranks
+  // copying at once, it). A copy after a sweep of the run's footprint prices the scatter's
+  // at 0.10-0.12 ns a float at 1024², where tessera-validate's one-rank scatters copy at
+  // 0.19-0.26: the VM's neighbours evict what a run leaves idle for milliseconds.
+  auto at_least = [&](const ImageCopy& measured, const CopyCost& base) -> std::shared_ptr<const CopyCost> {
     const Box image = part.image();
-    const double want = machine.image_copy.ns_per_float(double(image.area()));
-    const double have = copy.row_ns(image.width) / image.width;
-    if (have > 0 && want > have) copy.from_image = std::make_shared<const CopyCost>(copy.scaled(want / have));
-  }
+    const double want = measured.ns_per_float(double(image.area()));
+    const double have = base.row_ns(image.width) / image.width;
+    if (measured.empty() || base.empty() || !(have > 0 && want > have)) return nullptr;
+    return std::make_shared<const CopyCost>(base.scaled(want / have));
+  };
+  copy.from_image = at_least(machine.image_copy, copy);
+  copy.into_image = at_least(machine.result_copy, copy_reading(copy, Store::output));
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));

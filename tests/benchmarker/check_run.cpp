@@ -151,6 +151,17 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
     EXPECT_GT(gathers[side][1], 0.0) << side;
     EXPECT_GT(gathers[side][5], gathers[side][1]) << side;
   }
+  // And of one result in a haloed tile, which the root copies into its image: one row
+  // per image, dearer than the in-place result's from 1024² (a copy of 4 and 16 MiB).
+  std::map<int, double> haloed;  // side -> ns per phase
+  for (const auto& c : data.compute)
+    if (c.operation == pdb::kComputeGatherImage) {
+      EXPECT_EQ(c.tile_width, c.tile_height);
+      EXPECT_EQ(c.taps, 1);
+      EXPECT_TRUE(haloed.emplace(c.tile_width, c.ns_per_pixel).second) << c.tile_width;
+    }
+  ASSERT_EQ(haloed.size(), 3u);
+  for (int side : {1024, 2048}) EXPECT_GT(haloed[side], gathers[side][1]) << side;
   // The derivative pipeline's one-rank scatter on the same three images: one row each,
   // more than the phase's call, a larger image dearer (its copy is 4 and 16 times longer).
   std::map<int, double> scatters;  // side -> ns per phase

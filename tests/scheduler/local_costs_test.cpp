@@ -136,7 +136,7 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   EXPECT_FALSE(c.empty());
   // The six costs and list lengths, two numbers a width, the lengths of the three
   // states' keys; a state's own key follows its length.
-  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 3u);
+  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 4u);
   CopyCost warm = c;
   warm.after_write = std::make_shared<const CopyCost>(CopyCost{1.0, 0.1});
   EXPECT_EQ(warm.key().size(), c.key().size() + warm.after_write->key().size());
@@ -148,6 +148,9 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   cold.from_image = warm.after_write;
   EXPECT_NE(cold.key(), warm.key());
   EXPECT_NE(cold.key(), done.key());
+  CopyCost result = c;
+  result.into_image = warm.after_write;
+  for (const CopyCost* other : {&warm, &done, &cold}) EXPECT_NE(result.key(), other->key());
   // Scaled: every copy that many times as dear, the fixed cost and states not carried.
   warm.call_us = 7.0;
   const CopyCost twice = warm.scaled(2.0);
@@ -449,6 +452,12 @@ TEST(LocalWork, CopiesOutOfWhatTheRunJustWroteHaveTheirOwnCosts) {
   cold.from_image = std::make_shared<const CopyCost>(outputs);
   EXPECT_EQ(&copy_reading(cold, Store::image), cold.from_image.get());
   EXPECT_EQ(&copy_reading(cold, Store::tile), &cold);
+  // Out of the outputs into the image: into_image where set, else as out of the outputs.
+  EXPECT_EQ(copy_between(copy, Store::output, Store::image).key(), outputs.key());
+  cold.into_image = std::make_shared<const CopyCost>(received);
+  EXPECT_EQ(&copy_between(cold, Store::output, Store::image), cold.into_image.get());
+  EXPECT_EQ(&copy_between(cold, Store::output, Store::staging), cold.after_compute.get());
+  EXPECT_EQ(&copy_between(cold, Store::image, Store::tile), cold.from_image.get());
   const CopyCost plain{3.0, 0.25};
   for (Store s : {Store::received, Store::output}) EXPECT_EQ(&copy_reading(plain, s), &plain) << to_string(s);
 

@@ -755,6 +755,27 @@ TEST(Planning, ImageCopyPerMeasuredImageSizeLessThePhaseCall) {
   }));
 }
 
+// A result's copy into its image (gather_image rows) less the one-result gather_results
+// phase of the same image, per float; sizes without both, or not dearer, left out.
+TEST(Planning, ResultCopyIsTheHaloedGatherLessTheInPlaceOne) {
+  std::vector<perfdb::ComputeCost> rows;
+  auto row = [&](const char* operation, int taps, int side, double ns) {
+    rows.push_back(local_row(operation, taps, side, side, ns, 0.0));
+    rows.back().ns_per_pixel = ns;  // ns per phase
+  };
+  row(perfdb::kComputeGatherImage, 1, 1024, 3000.0 + 0.125 * 1024 * 1024);
+  row(perfdb::kComputeGatherResults, 1, 1024, 3000.0);
+  row(perfdb::kComputeGatherResults, 5, 1024, 9000.0);  // five results: not the one to subtract
+  row(perfdb::kComputeGatherImage, 1, 512, 900.0);
+  row(perfdb::kComputeGatherResults, 1, 512, 1000.0);  // not dearer: left out
+  row(perfdb::kComputeGatherImage, 1, 2048, 5e5);      // no in-place row: left out
+  const auto loaded = load_local_rows("results", rows);
+  const auto& c = loaded.params.result_copy;
+  ASSERT_EQ(c.by_size.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.by_size[0].pixels, 1024.0 * 1024);
+  EXPECT_NEAR(c.by_size[0].ns_per_float, 0.125, 1e-12);
+}
+
 // tessera-gauss plans with the derivative pipeline's description; the executor runs
 // gauss_program. Both must put the same fresh buffers in a first run, on every rank.
 TEST(Planning, ThePipelineDescriptionMapsWhatTheGaussProgramMaps) {

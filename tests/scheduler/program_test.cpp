@@ -258,6 +258,44 @@ TEST(ProgramPricing, TheScattersCopyOutOfTheImageAtLeastAtTheMeasuredRate) {
   EXPECT_GT(root, price_program(p, two, ModelKind::p3pc, m).phases.scatter);
 }
 
+// A result that lives in a haloed tile is copied into its image by the root: at least
+// at the measured rate (gather_image less gather_results), every gather algorithm but
+// MPI's (whose collective copies the root's block itself); nothing else changes.
+TEST(ProgramPricing, AResultsCopyIntoItsImageAtLeastAtTheMeasuredRate) {
+  ProgramDescription p = scatter_filter_gather();
+  p.steps.back().halo = Halo{2, 2};  // the output read at halo 2: it lives in a haloed tile,
+  p.steps.back().in_place = false;   // and the root's part is not in the image
+  MachineParams m = machine({{Primitive::neighbourhood, 0, 5, 1, 8, 4, 6000}});
+  m.copy = {1.0, 0.1};
+  m.copy.call_us = 0.05;
+  const double pixels = 1024.0 * 512;
+  for (GatherAlgorithm a : kGatherAlgorithms) {
+    const Plan one{Grid{1, 1}, ScatterAlgorithm::oft, a, ExchangeAlgorithm::nonblocking};
+    const ProgramCost before = price_program(p, one, ModelKind::p3pc, m);
+    MachineParams measured = m;
+    measured.result_copy.by_size = {{pixels, 0.5}};
+    const ProgramCost after = price_program(p, one, ModelKind::p3pc, measured);
+    if (a == GatherAlgorithm::mpi) {
+      EXPECT_DOUBLE_EQ(after.phases.gather, before.phases.gather);
+    } else {
+      EXPECT_NEAR(before.phases.gather, 0.05 + m.copy.us(512, 1024), 1e-9) << to_string(a);
+      EXPECT_NEAR(after.phases.gather, 0.05 + 0.5 * pixels / 1000, 1e-9) << to_string(a);
+    }
+    EXPECT_DOUBLE_EQ(after.phases.scatter, before.phases.scatter);
+    EXPECT_DOUBLE_EQ(after.phases.exchange, before.phases.exchange);
+    // A rate below the outputs' own copy changes nothing.
+    measured.result_copy.by_size = {{pixels, 0.01}};
+    EXPECT_DOUBLE_EQ(price_program(p, one, ModelKind::p3pc, measured).phases.gather, before.phases.gather);
+  }
+  // A result gathered in place (no halo) has no such copy.
+  const ProgramDescription in_place = scatter_filter_gather();
+  const Plan one{Grid{1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  MachineParams measured = m;
+  measured.result_copy.by_size = {{pixels, 0.5}};
+  EXPECT_DOUBLE_EQ(price_program(in_place, one, ModelKind::p3pc, measured).phases.gather,
+                   price_program(in_place, one, ModelKind::p3pc, m).phases.gather);
+}
+
 TEST(ImageCopy, InterpolatedInLogPixelsAndHeldAtTheEnds) {
   ImageCopy c;
   EXPECT_TRUE(c.empty());

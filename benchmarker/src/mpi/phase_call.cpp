@@ -61,25 +61,35 @@ std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int
   // 3.1 at 1024², 3.9 at 2048²; benchmarker/README.md): timed at each side.
   constexpr std::array<int, 3> kSides{512, 1024, 2048};
   constexpr std::array<int, 2> kResults{1, 5};
-  std::vector<Program> programs(kResults.size());
+  // The programs of kResults pixel-wise results, then one whose result lives in a haloed
+  // tile: local_maxima reads it at halo 1 (for a scalar result, which no gather moves).
+  std::vector<Program> programs(kResults.size() + 1);
   for (std::size_t c = 0; c < kResults.size(); ++c) {
     const DImage in = programs[c].input();
     for (int i = 0; i < kResults[c]; ++i) programs[c].output(std::to_string(i), in * Scalar(double(i + 2)));
+  }
+  {
+    Program& haloed = programs.back();
+    const DImage h = haloed.input() * Scalar(2.0);
+    haloed.output("h", h);
+    haloed.output("peaks", count_nonzero(local_maxima(h)));
   }
   const Plan plan{Grid{1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step};
   std::vector<perfdb::ComputeCost> rows;
   for (int side : kSides) {
     const Image image = session.is_root() ? Image(side, side, 1.0f) : Image();
-    std::vector<std::vector<double>> ns(kResults.size());
+    std::vector<std::vector<double>> ns(programs.size());
     for (int s = 0; s < samples + 1; ++s)  // the first round warms up
-      for (std::size_t c = 0; c < kResults.size(); ++c) {
+      for (std::size_t c = 0; c < programs.size(); ++c) {
         PhaseSeconds t;
         programs[c].run(session, image, plan, &t);
         if (s > 0) ns[c].push_back(t.gather * 1e9);
       }
-    if (session.is_root())
-      for (std::size_t c = 0; c < kResults.size(); ++c)
-        rows.push_back(cost_row(perfdb::kComputeGatherResults, "", kResults[c], {side, side}, summarize(ns[c])));
+    if (!session.is_root()) continue;
+    for (std::size_t c = 0; c < kResults.size(); ++c)
+      rows.push_back(
+          cost_row(perfdb::kComputeGatherResults, "", kResults[c], {side, side}, summarize(ns[c])));
+    rows.push_back(cost_row(perfdb::kComputeGatherImage, "", 1, {side, side}, summarize(ns.back())));
   }
   return rows;
 }

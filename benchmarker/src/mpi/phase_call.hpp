@@ -27,7 +27,9 @@ perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, i
 /// alternately, `samples` times each after one warm-up; every rank of `session` takes
 /// part (the others idle, as in any one-rank run). Rows of operation
 /// perfdb::kComputeGatherResults, taps = results, tile = the input image, ns per gather
-/// phase, on rank 0; none elsewhere.
+/// phase, on rank 0; none elsewhere. With them, a program of one result in a haloed
+/// tile (read by local_maxima at halo 1), whose gather copies it into the result image:
+/// rows of perfdb::kComputeGatherImage, taps 1, tile = the input image.
 std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int samples = 15);
 
 /// What the executor's one-rank scatter costs as a pipeline's runs leave the user's

@@ -178,6 +178,8 @@ struct LoggpRange {
 ///  - operation "gather_results" (kComputeGatherResults, below): a gather phase's
 ///    bookkeeping.
 ///  - operation "scatter_image" (kComputeScatterImage, below): a one-rank scatter phase.
+///  - operation "gather_image" (kComputeGatherImage, below): a one-rank gather phase of a
+///    result in a haloed tile.
 ///  - operation "thread_wake" (kComputeThreadWake, below): a parallel step's wake-up.
 struct ComputeCost {
   std::string operation = "filter";  ///< "filter", "filter_odd", "derivatives", "copy" or a primitive's
@@ -248,6 +250,13 @@ inline constexpr char kComputeGatherResults[] = "gather_results";
 /// before's scatter, a whole run's footprint and time ago). taps 1, tile = the input
 /// image, axis ""; ns per scatter phase.
 inline constexpr char kComputeScatterImage[] = "scatter_image";
+/// The one-rank gather phase of a program whose one image result lives in a haloed
+/// tile (it is exchanged for a neighbourhood operation: the root copies it into the
+/// result image, as the edges and corners apps' magnitude and response), run alongside
+/// the gather_results programs on the same images (Program::run's timing). taps 1,
+/// tile = the input image, axis ""; ns per gather phase: that copy and what
+/// gather_results' one-result row costs.
+inline constexpr char kComputeGatherImage[] = "gather_image";
 /// What a parallel step on `threads` threads pays when the pool's workers idled `taps` µs
 /// while the rank communicated (a balanced ~1 ms loop after that busy wait, less the same
 /// loop right after); tile 1x1, axis ""; ns per step (at least 0).

@@ -32,6 +32,11 @@ double tile_bytes(const Partition& partition, int rank);
 /// `copy` itself (each where set).
 const CopyCost& copy_reading(const CopyCost& copy, Store from);
 
+/// The cost of a plan's copy from store `from` into store `to`: a result's copy out of a
+/// rank's outputs into the image at copy.into_image (where set), any other as
+/// copy_reading(copy, from).
+const CopyCost& copy_between(const CopyCost& copy, Store from, Store to);
+
 /// The simulator's program for a communication plan of the library (comm_plan.hpp):
 /// each send, receive and wait of the plan as is, each copy and mirror as local work
 /// priced by `copy` (none when empty; a copy as copy_reading its source).

@@ -124,6 +124,10 @@ struct CopyCost {
   /// which the run before read last, a whole run's footprint and time ago (price_grid
   /// sets it from MachineParams::image_scatter). Null: priced as every other copy.
   std::shared_ptr<const CopyCost> from_image{};
+  /// The root's copy of a result out of its output (a haloed tile) into the result
+  /// image (price_grid sets it from MachineParams::result_copy). Null: priced as other
+  /// copies out of the outputs.
+  std::shared_ptr<const CopyCost> into_image{};
 
   /// ns of one row of `row_floats` floats.
   double row_ns(double row_floats) const;
@@ -183,11 +187,13 @@ struct GatherBookkeeping {
   bool empty() const { return one_us == 0 && each_more_us == 0 && by_size.empty(); }
 };
 
-/// The executor's copy of the user's image into a tile, as a pipeline's runs leave the
-/// image (last read a whole run before): ns per float by image size, from tessera-bench's
-/// scatter_image rows (the one-rank scatter of the derivative pipeline, less the plain
-/// phase call), ascending pixels; between two sizes interpolated in log pixels, held at
-/// either end. Empty (runs before them): not measured.
+/// One of the executor's copies between a tile and an image as a pipeline's runs meet
+/// it, ns per float by image size, ascending pixels; between two sizes interpolated in
+/// log pixels, held at either end. Empty (runs before them): not measured. Planning
+/// fills two: the user's image into a tile (tessera-bench's scatter_image rows: the
+/// one-rank scatter of the derivative pipeline less the plain phase call), and a result
+/// out of its haloed tile into the result image (gather_image rows less gather_results'
+/// one-result row at the same image).
 struct ImageCopy {
   struct AtSize {
     double pixels = 0, ns_per_float = 0;
@@ -331,6 +337,7 @@ struct MachineParams {
   FirstTouchCost first_touch;  ///< a process's first run: its buffers' page faults
   GatherBookkeeping gather_bookkeeping;  ///< per gather step, beyond its plans
   ImageCopy image_copy;                  ///< the scatter's copies out of the user's image
+  ImageCopy result_copy;                 ///< a gather's copies of results into their image
   ThreadWake thread_wake;                ///< per compute step that follows communication
   Placement placement;
 
