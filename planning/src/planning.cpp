@@ -622,8 +622,8 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
   if (out.params.result_copy.empty() && !out.params.copy.empty())
     out.notes.push_back(
         "no gather_image measurements: a gather's copy of a result out of its haloed tile into the result "
-        "image "
-        "is priced as the run's other copies out of the outputs, low from 1024² on (rerun tessera-bench)");
+        "image is priced as the run's other copies out of the outputs, low from 1024² on (rerun "
+        "tessera-bench)");
   if (out.params.copy.empty())
     out.notes.push_back(
         "no copy measurements: the library's local copies around messages are unpriced (rerun "

@@ -36,8 +36,8 @@ std::vector<perfdb::ComputeCost> time_gather_results(const Session& session, int
 /// image: last read by the run before's scatter, a whole run's footprint and time ago.
 /// Runs the derivative pipeline (derivatives_program, sigma 1: the standard set, as
 /// tessera-gauss runs it) on a 512², 1024² and 2048² input with a 1x1 oft plan,
-/// `samples` runs each after three warm-up runs, and keeps Program::run's timing of the scatter
-/// phase; every rank of `session` takes part (the others idle). Rows of operation
+/// `samples` runs each after three warm-up runs, and keeps Program::run's timing of the
+/// scatter phase; every rank of `session` takes part (the others idle). Rows of operation
 /// perfdb::kComputeScatterImage, taps 1, tile = the input image, ns per phase, on rank
 /// 0; none elsewhere.
 std::vector<perfdb::ComputeCost> time_image_scatter(const Session& session, int samples = 15);

@@ -122,7 +122,7 @@ struct CopyCost {
   std::shared_ptr<const CopyCost> after_write{}, after_compute{};
   /// Copies that read the user's image (the root's tile out of it in every scatter),
   /// which the run before read last, a whole run's footprint and time ago (price_grid
-  /// sets it from MachineParams::image_scatter). Null: priced as every other copy.
+  /// sets it from MachineParams::image_copy). Null: priced as every other copy.
   std::shared_ptr<const CopyCost> from_image{};
   /// The root's copy of a result out of its output (a haloed tile) into the result
   /// image (price_grid sets it from MachineParams::result_copy). Null: priced as other
