@@ -187,6 +187,15 @@ std::optional<double> call_us_of(const perfdb::ComputeCost& c) {
   return c.ns_per_pixel / 1000.0;
 }
 
+// The executor's fixed cost of one plan run (the run's "phase_call" row), ns; 0 when the
+// run has none (runs before it) or it is not positive and finite.
+double phase_call_ns(const perfdb::RunData& run) {
+  double ns = 0;
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputePhaseCall && call_us_of(c)) ns = c.ns_per_pixel;
+  return ns;
+}
+
 // The library's local copies (operation "copy": rows x floats per row, ns per float),
 // priced per row width as measured (scheduler::measured_copy_cost). Empty when the run
 // has fewer than two widths.
@@ -198,9 +207,7 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
   scheduler::CopyCost out =
       row_widths(samples) < 2 ? scheduler::CopyCost{} : scheduler::measured_copy_cost(samples);
   // The executor's fixed cost per plan run (runs before it: none measured, 0).
-  for (const auto& c : run.compute)
-    if (c.operation == perfdb::kComputePhaseCall)
-      if (auto us = call_us_of(c)) out.call_us = *us;
+  out.call_us = phase_call_ns(run) / 1000.0;
   return out;
 }
 
@@ -307,13 +314,11 @@ scheduler::FirstTouchCost first_touch_of(const perfdb::RunData& run) {
 // pixels. Empty when the run has none (runs before them) or none is above the call.
 scheduler::ImageCopy image_copy_of(const perfdb::RunData& run) {
   std::map<double, double> ns;  // image pixels -> ns per phase
-  double call_ns = 0;
-  for (const auto& c : run.compute) {
-    if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0) continue;
-    if (c.operation == perfdb::kComputeScatterImage && c.tile_width >= 1 && c.tile_height >= 1)
+  const double call_ns = phase_call_ns(run);
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeScatterImage && std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0 &&
+        c.tile_width >= 1 && c.tile_height >= 1)
       ns[double(c.tile_width) * double(c.tile_height)] = c.ns_per_pixel;
-    if (c.operation == perfdb::kComputePhaseCall) call_ns = c.ns_per_pixel;
-  }
   scheduler::ImageCopy out;
   for (const auto& [pixels, phase_ns] : ns)
     if (phase_ns > call_ns) out.by_size.push_back({pixels, (phase_ns - call_ns) / pixels});
@@ -348,13 +353,11 @@ scheduler::ImageCopy result_copy_of(const perfdb::RunData& run) {
 // smallest in one_us / each_more_us). Empty when no size has two counts.
 scheduler::GatherBookkeeping gather_bookkeeping_of(const perfdb::RunData& run) {
   std::map<double, std::map<int, double>> ns;  // image pixels -> results -> ns per phase
-  double call_ns = 0;
-  for (const auto& c : run.compute) {
-    if (!std::isfinite(c.ns_per_pixel) || c.ns_per_pixel <= 0) continue;
-    if (c.operation == perfdb::kComputeGatherResults && c.taps >= 1 && c.tile_width >= 1 && c.tile_height >= 1)
+  const double call_ns = phase_call_ns(run);
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeGatherResults && std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0 &&
+        c.taps >= 1 && c.tile_width >= 1 && c.tile_height >= 1)
       ns[double(c.tile_width) * double(c.tile_height)][c.taps] = c.ns_per_pixel;
-    if (c.operation == perfdb::kComputePhaseCall) call_ns = c.ns_per_pixel;
-  }
   scheduler::GatherBookkeeping b;
   for (const auto& [pixels, by_results] : ns) {
     if (by_results.size() < 2) continue;

@@ -21,6 +21,19 @@ namespace {
 
 std::string g_db;
 
+// The rows of `operation` that hold one phase per square input image (taps 1): ns by
+// the image's side; one row per side.
+std::map<int, double> one_per_image(const pdb::RunData& data, const std::string& operation) {
+  std::map<int, double> by_side;
+  for (const auto& c : data.compute)
+    if (c.operation == operation) {
+      EXPECT_EQ(c.tile_width, c.tile_height);
+      EXPECT_EQ(c.taps, 1);
+      EXPECT_TRUE(by_side.emplace(c.tile_width, c.ns_per_pixel).second) << c.tile_width;
+    }
+  return by_side;
+}
+
 pdb::RunData latest_bench_run(const pdb::Store& store) {
   const auto runs = store.list_runs();
   EXPECT_FALSE(runs.empty());
@@ -153,24 +166,12 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   }
   // And of one result in a haloed tile, which the root copies into its image: one row
   // per image, dearer than the in-place result's from 1024² (a copy of 4 and 16 MiB).
-  std::map<int, double> haloed;  // side -> ns per phase
-  for (const auto& c : data.compute)
-    if (c.operation == pdb::kComputeGatherImage) {
-      EXPECT_EQ(c.tile_width, c.tile_height);
-      EXPECT_EQ(c.taps, 1);
-      EXPECT_TRUE(haloed.emplace(c.tile_width, c.ns_per_pixel).second) << c.tile_width;
-    }
+  std::map<int, double> haloed = one_per_image(data, pdb::kComputeGatherImage);  // side -> ns per phase
   ASSERT_EQ(haloed.size(), 3u);
   for (int side : {1024, 2048}) EXPECT_GT(haloed[side], gathers[side][1]) << side;
   // The derivative pipeline's one-rank scatter on the same three images: one row each,
   // more than the phase's call, a larger image dearer (its copy is 4 and 16 times longer).
-  std::map<int, double> scatters;  // side -> ns per phase
-  for (const auto& c : data.compute)
-    if (c.operation == pdb::kComputeScatterImage) {
-      EXPECT_EQ(c.tile_width, c.tile_height);
-      EXPECT_EQ(c.taps, 1);
-      EXPECT_TRUE(scatters.emplace(c.tile_width, c.ns_per_pixel).second) << c.tile_width;
-    }
+  std::map<int, double> scatters = one_per_image(data, pdb::kComputeScatterImage);
   ASSERT_EQ(scatters.size(), 3u);
   EXPECT_GT(scatters[512], 0.0);
   EXPECT_GT(scatters[1024], scatters[512]);
