@@ -51,9 +51,12 @@ int Session::threads_for(int active_procs) const {
   cpu_set_t set;
   CPU_ZERO(&set);
   const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  // Under a CPU quota, only as many as the quota keeps busy (quota_cores).
+  // Under a CPU quota, only as many as the quota keeps busy (quota_cores). Both are read
+  // once: std::thread::hardware_concurrency() reads sysfs on every call (20 µs here), and
+  // every run of a program asks (it sat inside each run's timed scatter).
   static const double quota = cpu_quota_cores();
-  const int cores = quota_cores(std::min(allowed, int(std::max(1u, std::thread::hardware_concurrency()))), quota);
+  static const int hardware = int(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = quota_cores(std::min(allowed, hardware), quota);
   const auto active = std::count_if(node_world_ranks_.begin(), node_world_ranks_.end(),
                                     [&](int r) { return r < active_procs; });
   return std::max(1, cores / int(std::max<std::ptrdiff_t>(1, active)));
