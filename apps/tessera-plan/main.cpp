@@ -24,7 +24,8 @@ namespace {
 struct Options {
   int width = 0, height = 0;
   std::size_t top = 20;
-  bool json = false, compare_models = false, timeline = false, best_per_grid = false;
+  bool json = false, compare_models = false, best_per_grid = false;
+  int timeline = 0;  ///< --timeline: the ranked candidate whose timelines to print (0: none)
   std::optional<std::string> input, p3pc_csv;
   std::optional<std::string> app;  ///< --app: plan this app's whole program
   apps::DescribeOptions app_options;
@@ -65,7 +66,10 @@ po::options_description describe_options(Options& o, cli::DatabaseOptions& db, i
       "rank plans for a process that runs the program N times, the first paying the page faults\n"
       "of the buffers it maps (the apps run theirs once: N = 1); 0 = one later run of a\n"
       "long-running process")(
-      "timeline", "print the simulator's timeline of the chosen plan's communication (P <= 64)");
+      "timeline", po::value<int>()->implicit_value(1),
+      "print the simulator's timelines of the N-th candidate's scatter, exchange and one\n"
+      "image's gather, copies included, as the table prices them (default N = 1: the chosen\n"
+      "plan; P <= 64; not with --app)");
   cli::add_database_options(d, db);
   d.add_options()("p3pc-csv", po::value<std::string>(),
                   "plan for a machine described by a SPEC P-3PC CSV file, without the perfdb");
@@ -88,7 +92,13 @@ void finish_request(Options& o, const po::variables_map& vm, const cli::Database
   o.top = std::size_t(top);
   o.json = vm.count("json") > 0;
   o.compare_models = vm.count("compare-models") > 0;
-  o.timeline = vm.count("timeline") > 0;
+  if (vm.count("timeline")) {
+    o.timeline = vm["timeline"].as<int>();
+    if (o.timeline < 1) throw InvalidArgument("--timeline must be at least 1 (a rank in the table)");
+    if (vm.count("app") && vm["app"].as<std::string>() != "gauss")
+      throw InvalidArgument(
+          "--timeline shows the derivative pipeline's phases: not with --app edges or corners");
+  }
   if (vm.count("p3pc-csv")) o.p3pc_csv = vm["p3pc-csv"].as<std::string>();
 
   auto& req = o.request;
@@ -249,24 +259,41 @@ void print_model_comparison(const Options& o, const planning::LoadedMachine& mac
   }
 }
 
+// The timeline of one ranked candidate's communication phases, priced as the search
+// priced them: the same plans, with the same copy costs (scheduler::copy_costs), so its
+// makespans are the table's scatter, exchange and one image's gather.
 void print_timeline(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
-  const Plan& p = result.plan;
+  const auto& ranking = result.search.ranking;
+  if (o.timeline < 1 || std::size_t(o.timeline) > ranking.size())
+    throw InvalidArgument("--timeline " + std::to_string(o.timeline) + ": the search kept candidates 1.." +
+                          std::to_string(ranking.size()) + " (--top)");
+  const Plan& p = ranking[std::size_t(o.timeline - 1)].plan;
+  std::printf("\ntimelines of candidate %d: %s\n", o.timeline, describe(p).c_str());
   if (p.procs() > 64) {
-    std::printf("\n(timeline omitted: %d ranks)\n", p.procs());
+    std::printf("(timeline omitted: %d ranks)\n", p.procs());
     return;
   }
   const auto& pl = describe_pipeline(o.width, o.height, o.request.options);
+  const auto program = scheduler::describe_program(pl);
   const auto m = scheduler::make_model(result.search.model, machine.params);
   const Partition part(o.width, o.height, p.grid);
+  const scheduler::CopyCost copy = scheduler::copy_costs(program, part, machine.params);
+  Halo scatter_halo{};
+  for (const auto& step : program.steps)
+    if (step.kind == ProgramStep::Kind::scatter) scatter_halo = step.halo;
+  // MPI's collectives have no plan of their own: they are priced as the faster of the
+  // library's two trees (price_plan); the timeline shows the binomial tree's.
   const auto sa = p.scatter == ScatterAlgorithm::mpi ? ScatterAlgorithm::sbt : p.scatter;
   const auto ga = p.gather == GatherAlgorithm::mpi ? GatherAlgorithm::sbt : p.gather;
+  if (sa != p.scatter || ga != p.gather)
+    std::printf("(mpi is priced as the faster of oft and sbt plus its copies; sbt's timeline shown)\n");
   struct Phase {
     const char* name;
     scheduler::Schedule s;
   };
-  Phase phases[] = {{"scatter", scheduler::schedule_of(scatter_plan(sa, part, Halo{}))},
-                    {"exchange", scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo))},
-                    {"gather (one image)", scheduler::schedule_of(gather_plan(ga, part))}};
+  Phase phases[] = {{"scatter", scheduler::schedule_of(scatter_plan(sa, part, scatter_halo), copy)},
+                    {"exchange", scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo), copy)},
+                    {"gather (one image)", scheduler::schedule_of(gather_plan(ga, part), copy)}};
   for (auto& ph : phases) {
     const auto r = scheduler::simulate(ph.s, *m, machine.params.placement, {true});
     std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());

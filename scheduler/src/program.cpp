@@ -245,6 +245,51 @@ double node_footprint_bytes(const ProgramDescription& program, const Partition& 
 }
 }  // namespace
 
+CopyCost copy_costs(const ProgramDescription& program, const Partition& part, const MachineParams& machine) {
+  // The local copies meet the cache state the run leaves: priced at its footprint, and,
+  // when several of the grid's ranks share a node, as copied by them at once (a phase's
+  // ranks copy their tiles at the same time).
+  const int on_node = machine.placement.ranks_on_node(part.procs());
+  const bool together = on_node > 1;
+  CopyCost copy = machine.copy_after.empty()
+                      ? machine.copy
+                      : machine.copy_at(node_footprint_bytes(program, part, machine.placement), together);
+  // Except the copies that read what the run has just written: a buffer a message or
+  // MPI's collective has just filled (the node's ranks have touched about a tile each
+  // since), and the outputs a gather takes, which the compute has just produced (about
+  // the gathered images' tiles since). tessera-gauss --step-times at 1024², one rank:
+  // MPI_Gatherv's copy of the root's block 120-160 µs and the copy of an output into
+  // its buffer 174-253 µs, where the copy at the run's footprint was 344 µs.
+  if (!machine.copy_after.empty()) {
+    double tile = 0;
+    for (const Partition::Shape& t : part.tile_shapes())
+      tile = std::max(tile, 4.0 * double(t.width) * t.height);
+    int images = 1;
+    for (const ProgramStep& s : program.steps)
+      if (s.kind == Kind::gather) images = std::max(images, s.images);
+    copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
+    copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
+  }
+  // And the copies between a tile and the user's images, which the run before touched
+  // last: out of the input image at least at the rate per float the executor's one-rank
+  // scatter measured at this image size, a result out of its haloed tile into its image
+  // at least at the one-rank gather's (each scaled from the copy it would otherwise be,
+  // so row widths keep their shape; where that one is dearer, e.g. a node's ranks
+  // copying at once, it). A copy after a sweep of the run's footprint prices the scatter's
+  // at 0.10-0.12 ns a float at 1024², where tessera-validate's one-rank scatters copy at
+  // 0.19-0.26: the VM's neighbours evict what a run leaves idle for milliseconds.
+  auto at_least = [&](const ImageCopy& measured, const CopyCost& base) -> std::shared_ptr<const CopyCost> {
+    const Box image = part.image();
+    const double want = measured.ns_per_float(double(image.area()));
+    const double have = base.row_ns(image.width) / image.width;
+    if (measured.empty() || base.empty() || !(have > 0 && want > have)) return nullptr;
+    return std::make_shared<const CopyCost>(base.scaled(want / have));
+  };
+  copy.from_image = at_least(machine.image_copy, copy);
+  copy.into_image = at_least(machine.result_copy, copy_reading(copy, Store::output));
+  return copy;
+}
+
 namespace detail {
 
 double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const {
@@ -347,46 +392,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // step names one).
   if (g.halos.empty()) g.halos.push_back(program.halo);
   if (cache && cache->per_halo.size() < g.halos.size()) cache->per_halo.resize(g.halos.size());
-  // The local copies meet the cache state the run leaves: priced at its footprint, and,
-  // when several of the grid's ranks share a node, as copied by them at once (a phase's
-  // ranks copy their tiles at the same time).
-  const int on_node = machine.placement.ranks_on_node(part.procs());
-  const bool together = on_node > 1;
-  CopyCost copy = machine.copy_after.empty()
-                      ? machine.copy
-                      : machine.copy_at(node_footprint_bytes(program, part, machine.placement), together);
-  // Except the copies that read what the run has just written: a buffer a message or
-  // MPI's collective has just filled (the node's ranks have touched about a tile each
-  // since), and the outputs a gather takes, which the compute has just produced (about
-  // the gathered images' tiles since). tessera-gauss --step-times at 1024², one rank:
-  // MPI_Gatherv's copy of the root's block 120-160 µs and the copy of an output into
-  // its buffer 174-253 µs, where the copy at the run's footprint was 344 µs.
-  if (!machine.copy_after.empty()) {
-    double tile = 0;
-    for (const Partition::Shape& t : part.tile_shapes()) tile = std::max(tile, 4.0 * double(t.width) * t.height);
-    int images = 1;
-    for (const ProgramStep& s : steps)
-      if (s.kind == Kind::gather) images = std::max(images, s.images);
-    copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
-    copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
-  }
-  // And the copies between a tile and the user's images, which the run before touched
-  // last: out of the input image at least at the rate per float the executor's one-rank
-  // scatter measured at this image size, a result out of its haloed tile into its image
-  // at least at the one-rank gather's (each scaled from the copy it would otherwise be,
-  // so row widths keep their shape; where that one is dearer, e.g. a node's ranks
-  // copying at once, it). A copy after a sweep of the run's footprint prices the scatter's
-  // at 0.10-0.12 ns a float at 1024², where tessera-validate's one-rank scatters copy at
-  // 0.19-0.26: the VM's neighbours evict what a run leaves idle for milliseconds.
-  auto at_least = [&](const ImageCopy& measured, const CopyCost& base) -> std::shared_ptr<const CopyCost> {
-    const Box image = part.image();
-    const double want = measured.ns_per_float(double(image.area()));
-    const double have = base.row_ns(image.width) / image.width;
-    if (measured.empty() || base.empty() || !(have > 0 && want > have)) return nullptr;
-    return std::make_shared<const CopyCost>(base.scaled(want / have));
-  };
-  copy.from_image = at_least(machine.image_copy, copy);
-  copy.into_image = at_least(machine.result_copy, copy_reading(copy, Store::output));
+  const CopyCost copy = copy_costs(program, part, machine);
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));

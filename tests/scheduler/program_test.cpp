@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.hpp"
+#include "tessera/scheduler/algorithms.hpp"
 
 using namespace tessera;
 using namespace tessera::scheduler;
@@ -840,5 +841,39 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
     const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
     EXPECT_DOUBLE_EQ(c.phases.scatter, price_program(p, plan, ModelKind::p3pc, flat).phases.scatter) << per_node;
     EXPECT_EQ(flat.copy.row_ns(1024), (per_node == 2 ? both : m.copy_at(footprint)).row_ns(1024)) << per_node;
+  }
+}
+
+// copy_costs is the one source of the copy costs the search prices phases with (and
+// tessera-plan --timeline shows): each phase's plan priced with them is the program's
+// phase, on one to four ranks, every algorithm but MPI's, with every kind of measured
+// copy (footprint distances, the image's and the results' rates) present.
+TEST(ProgramPricing, ThePhasesPlansPricedWithCopyCostsAreTheProgramsPhases) {
+  const ProgramDescription p = scatter_filter_gather();
+  MachineParams m = plain_copies();
+  const double MiB = 1 << 20;
+  m.copy_after = {{1 * MiB, CopyCost{2.0, 0.25}}, {64 * MiB, CopyCost{40.0, 1.0}}};
+  m.image_copy.by_size = {{1024.0 * 512, 1.5}};
+  m.result_copy.by_size = {{1024.0 * 512, 2.5}};
+  m.placement.ranks_per_node = 2;
+  const auto model = make_model(ModelKind::p3pc, m);
+  for (Grid grid : {Grid{1, 1}, Grid{1, 2}, Grid{2, 1}, Grid{1, 3}, Grid{2, 2}, Grid{4, 1}}) {
+    const Partition part(p.width, p.height, grid);
+    const CopyCost copy = copy_costs(p, part, m);
+    for (ScatterAlgorithm s : {ScatterAlgorithm::oft, ScatterAlgorithm::sbt, ScatterAlgorithm::bcast})
+      for (GatherAlgorithm g : {GatherAlgorithm::oft, GatherAlgorithm::sbt})
+        for (ExchangeAlgorithm e : kExchangeAlgorithms) {
+          const Plan plan{grid, s, g, e};
+          const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
+          const std::string what = describe(plan);
+          EXPECT_NEAR(c.phases.scatter,
+                      price_plan(scatter_plan(s, part, Halo{2, 2}), *model, m.placement, copy), 1e-9)
+              << what;
+          EXPECT_NEAR(c.phases.exchange,
+                      price_plan(exchange_plan(e, part, Halo{2, 2}), *model, m.placement, copy), 1e-9)
+              << what;
+          EXPECT_NEAR(c.phases.gather, price_plan(gather_plan(g, part), *model, m.placement, copy), 1e-9)
+              << what;
+        }
   }
 }

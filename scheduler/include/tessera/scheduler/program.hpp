@@ -152,6 +152,14 @@ ProgramCost price_pipeline(const PipelineDescription& pipeline, const Plan& plan
 /// {"plan": {...candidate...}, "predicted_us": {phases + "reduce"}, "operations":
 /// [{"operation", "predicted_us": {...}}], "steps": [{"index", "kind", "operation",
 /// "repeats", "us"}], "compute_priced"}.
+/// The costs of the local copies a communication plan of `program` makes on `partition`
+/// (schedule_of, price_plan): the copies at the cache state the run leaves, those reading
+/// a buffer just filled or the outputs just computed, and those out of and into the
+/// user's images at the executor's measured rates. The search prices every phase with
+/// them, and tessera-plan --timeline shows them; none (zero) on a machine without copy rows.
+CopyCost copy_costs(const ProgramDescription& program, const Partition& partition,
+                    const MachineParams& machine);
+
 nlohmann::json to_json(const ProgramCost& cost);
 /// A readable breakdown: per operation and phase, then per step.
 std::string format_program_cost(const ProgramCost& cost);
