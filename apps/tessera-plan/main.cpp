@@ -268,7 +268,8 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
     throw InvalidArgument("--timeline " + std::to_string(o.timeline) + ": the search kept candidates 1.." +
                           std::to_string(ranking.size()) + " (--top)");
   const Plan& p = ranking[std::size_t(o.timeline - 1)].plan;
-  std::printf("\ntimelines of candidate %d: %s\n", o.timeline, describe(p).c_str());
+  std::printf("\ntimelines of candidate %d: %s\n(local steps, copies and mirroring, show as 'compute')\n",
+              o.timeline, describe(p).c_str());
   if (p.procs() > 64) {
     std::printf("(timeline omitted: %d ranks)\n", p.procs());
     return;
