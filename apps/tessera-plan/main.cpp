@@ -264,7 +264,7 @@ void print_model_comparison(const Options& o, const planning::LoadedMachine& mac
 // makespans are the table's scatter, exchange and one image's gather.
 void print_timeline(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
   const auto& ranking = result.search.ranking;
-  if (o.timeline < 1 || std::size_t(o.timeline) > ranking.size())
+  if (std::size_t(o.timeline) > ranking.size())  // finish_request refused N < 1
     throw InvalidArgument("--timeline " + std::to_string(o.timeline) + ": the search kept candidates 1.." +
                           std::to_string(ranking.size()) + " (--top)");
   const Plan& p = ranking[std::size_t(o.timeline - 1)].plan;

@@ -149,9 +149,6 @@ ProgramCost price_program(const ProgramDescription& program, const Plan& plan, M
 ProgramCost price_pipeline(const PipelineDescription& pipeline, const Plan& plan, ModelKind model,
                            const MachineParams& machine, int threads = 0);
 
-/// {"plan": {...candidate...}, "predicted_us": {phases + "reduce"}, "operations":
-/// [{"operation", "predicted_us": {...}}], "steps": [{"index", "kind", "operation",
-/// "repeats", "us"}], "compute_priced"}.
 /// The costs of the local copies a communication plan of `program` makes on `partition`
 /// (schedule_of, price_plan): the copies at the cache state the run leaves, those reading
 /// a buffer just filled or the outputs just computed, and those out of and into the
@@ -160,6 +157,9 @@ ProgramCost price_pipeline(const PipelineDescription& pipeline, const Plan& plan
 CopyCost copy_costs(const ProgramDescription& program, const Partition& partition,
                     const MachineParams& machine);
 
+/// {"plan": {...candidate...}, "predicted_us": {phases + "reduce"}, "operations":
+/// [{"operation", "predicted_us": {...}}], "steps": [{"index", "kind", "operation",
+/// "repeats", "us"}], "compute_priced"}.
 nlohmann::json to_json(const ProgramCost& cost);
 /// A readable breakdown: per operation and phase, then per step.
 std::string format_program_cost(const ProgramCost& cost);
