@@ -15,7 +15,10 @@ which tessera-plan's phases are not (their whole runs would agree).
 
 Prints, per directory and over all of them, the median and 90th-percentile absolute
 relative error of the recorded predictions and of each binary's (tessera-validate's
-overall figure: accuracy.csv's "all", every phase but compute, and whole runs);
+overall figure: accuracy.csv's "all", every phase but compute, and whole runs), and the
+mean and maximum regret of their picks (per model, size and sigma: the measured whole run
+of the candidate ranked first among those the validation measured, at every P, over the
+best measured; one model's figures with --models);
 --by-phase adds the signed median error per P, phase and size. A binary that recorded the
 corpus must price every observation as recorded: --check exits 1, naming the first that
 differs (beyond 1e-6 relative), unless every binary does (the test that
@@ -75,6 +78,7 @@ def load_observations(directory, models):
                 continue
             if r["phase"] not in PHASES:
                 fail(f"{path}: unknown phase '{r['phase']}'")
+            r["_dir"] = directory
             rows.append(r)
     if not rows:
         fail(f"{path}: no gauss observations of {','.join(sorted(models))}")
@@ -127,7 +131,10 @@ def errors(rows, predictions):
 
 def figures_of(rows, predictions):
     e = errors(rows, predictions)
-    return {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9)}
+    g = regrets(rows, predictions)
+    return {"median_abs_rel_error": quantile(e, 0.5), "p90_abs_rel_error": quantile(e, 0.9),
+            "mean_regret": statistics.mean(g) if g else float("nan"),
+            "max_regret": max(g, default=float("nan"))}
 
 
 def check_as_recorded(plan, rows, predictions, directory):
@@ -137,6 +144,18 @@ def check_as_recorded(plan, rows, predictions, directory):
             fail(f"{plan} prices {r['model']}'s {r['phase']} of {r['label']} ({r['app']} "
                  f"{r['width']}x{r['height']} sigma {r['sigma']} P={r['procs']}) at {p}, "
                  f"recorded {want} in {directory}")
+
+
+def regrets(rows, predictions):
+    """Per (validation, model, size, sigma): the measured whole run of the candidate the predictions
+    rank first among those measured (every P, grid and algorithm), over the best measured
+    (tessera-validate's regret over P, on the candidates the validation measured)."""
+    runs = defaultdict(list)
+    for r, p in zip(rows, predictions):
+        if r["phase"] == "total":
+            key = (r["_dir"], r["model"], r["width"], r["height"], r["sigma"])
+            runs[key].append((p, float(r["measured_us"])))
+    return [min(c)[1] / min(m for _, m in c) for c in runs.values()]
 
 
 def signed_by_phase(rows, predictions):
@@ -206,10 +225,12 @@ def main():
     label = {n: ("recorded" if n == "recorded" else f"[{i}]") for i, n in enumerate(names)}
     for i, n in enumerate(args.plan, 1):
         print(f"[{i}] {n}")
-    print("%-40s %6s  " % ("validation", "obs") + "  ".join("%-17s" % label[n] for n in names))
+    print("%-40s %6s  " % ("validation", "obs") + "  ".join("%-31s" % label[n] for n in names))
     for d in per_dir + [{"dir": "all", "observations": len(pooled["recorded"][0]), "figures": summary["all"]}]:
-        cells = ["%5.1f %% / %5.1f %%" % (100 * d["figures"][n]["median_abs_rel_error"],
-                                          100 * d["figures"][n]["p90_abs_rel_error"]) for n in names]
+        f = d["figures"]
+        cells = ["%5.1f %% / %5.1f %%  %.3f / %.3f" % (
+            100 * f[n]["median_abs_rel_error"], 100 * f[n]["p90_abs_rel_error"], f[n]["mean_regret"],
+            f[n]["max_regret"]) for n in names]
         print("%-40s %6d  " % (d["dir"][-40:], d["observations"]) + "  ".join(cells))
     if args.by_phase:
         tables = {n: signed_by_phase(*pooled[n]) for n in names}
