@@ -296,7 +296,8 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
                     {"exchange", scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo), copy)},
                     {"gather (one image)", scheduler::schedule_of(gather_plan(ga, part), copy)}};
   for (auto& ph : phases) {
-    const auto r = scheduler::simulate(ph.s, *m, machine.params.placement, {true});
+    const auto r =
+        scheduler::simulate(ph.s, scheduler::CacheStateModel(*m, copy), machine.params.placement, {true});
     std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());
   }
 }

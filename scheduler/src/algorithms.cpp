@@ -357,6 +357,21 @@ const CopyCost& copy_between(const CopyCost& copy, Store from, Store to) {
   return copy_reading(copy, from);
 }
 
+double CacheStateModel::extra_us(const Message& m) const {
+  if (!copy_.message || !copy_.rewritten || m.path == Path::recv || !(m.bytes > 0)) return 0.0;
+  const CopyCost& now = *copy_.message;
+  const double floats = m.bytes / 4.0;
+  // Rows of the noncontiguous side's length; a contiguous message's rows are a tile's or
+  // an image's, at least as wide as the widest copy measured (priced per float there).
+  double width = m.layout != Layout::cc && m.row_bytes > 0 ? m.row_bytes / 4.0 : 0.0;
+  if (width == 0) width = now.widths.empty() ? floats : now.widths.back().row_floats;
+  width = std::min(width, floats);
+  const double rows = floats / width;
+  return std::max(0.0, now.us(rows, width) - copy_.rewritten->us(rows, width));
+}
+
+double CacheStateModel::time_us(const Message& m) const { return model_.time_us(m) + extra_us(m); }
+
 Schedule schedule_of(const CommPlan& plan, const CopyCost& copy, int concurrency_procs) {
   const Partition& p = plan.partition;
   Schedule s(plan.procs());
@@ -440,7 +455,9 @@ double simulate_us(const CommPlan& plan, const CostModel& model, const Placement
 
 }  // namespace
 
-double price_plan(const CommPlan& plan, const CostModel& model, const Placement& placement, const CopyCost& copy) {
+double price_plan(const CommPlan& plan, const CostModel& base, const Placement& placement,
+                  const CopyCost& copy) {
+  const CacheStateModel model(base, copy);
   if (!plan.uses_mpi_collective()) return copy.call_us + simulate_us(plan, model, placement, copy);
   // MPI's collective moves the messages of our flat tree or binomial tree, whichever its
   // tuning picks, as the paper prices MPI without a measurement of its own; the copies
@@ -489,9 +506,10 @@ double exchange_compressed(ExchangeAlgorithm algorithm, const Partition& p, Halo
 
 }  // namespace detail
 
-CommCosts price_communication(const CostModel& model, const Partition& partition, Halo halo,
+CommCosts price_communication(const CostModel& base, const Partition& partition, Halo halo,
                               const Placement& placement, Pricing pricing, PriceCache* cache,
                               const CopyCost& copy) {
+  const CacheStateModel model(base, copy);
   // One rank sends nothing but still runs its plan's local steps (the copy into the
   // haloed tile, mirroring the image's edges, the buffers around MPI's collectives):
   // priced through the plans like any P.
@@ -551,11 +569,12 @@ CommCosts price_communication(const CostModel& model, const Partition& partition
     double forwarded = 0, sent = 0;
     ts.scatter_node(0, sbt_span(0, g.P), &forwarded, &sent);
     c.scatter[int(ScatterAlgorithm::sbt)] = with_copies(forwarded, sent);
-    if (!cache || cache->procs != g.P) {
+    if (!cache || cache->procs != g.P || cache->bcast_copy != copy.key()) {
       detail::TreeFast tb(model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P);
       tb.scatter_node(0, sbt_span(0, g.P), &forwarded, &sent);
       if (cache) {
         cache->procs = g.P;
+        cache->bcast_copy = copy.key();
         cache->bcast_forwarded = forwarded;
         cache->bcast_sent = sent;
       }

@@ -269,6 +269,13 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
       if (s.kind == Kind::gather) images = std::max(images, s.images);
     copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
     copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
+    // The messages meet the run's footprint too, where the library-shaped P-3PC cells
+    // were timed between buffers rewritten just before (CacheStateModel); a message's
+    // copy is one core's, whatever else the node's ranks do.
+    copy.message = std::make_shared<const CopyCost>(
+        machine.copy_at(node_footprint_bytes(program, part, machine.placement), false));
+    copy.rewritten =
+        std::make_shared<const CopyCost>(machine.copy_at(machine.copy_after.front().bytes, false));
   }
   // And the copies between a tile and the user's images, which the run before touched
   // last: out of the input image at least at the rate per float the executor's one-rank

@@ -134,9 +134,9 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   EXPECT_NEAR(c.row_ns(1), 18.0, 1e-12);
   EXPECT_NEAR(c.row_ns(4096), 1680.0, 1e-9);
   EXPECT_FALSE(c.empty());
-  // The six costs and list lengths, two numbers a width, the lengths of the three
+  // The six costs and list lengths, two numbers a width, the lengths of the six
   // states' keys; a state's own key follows its length.
-  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 4u);
+  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 6u);
   CopyCost warm = c;
   warm.after_write = std::make_shared<const CopyCost>(CopyCost{1.0, 0.1});
   EXPECT_EQ(warm.key().size(), c.key().size() + warm.after_write->key().size());
@@ -151,6 +151,13 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   CopyCost result = c;
   result.into_image = warm.after_write;
   for (const CopyCost* other : {&warm, &done, &cold}) EXPECT_NE(result.key(), other->key());
+  CopyCost sent = c, timed = c;
+  sent.message = timed.rewritten = warm.after_write;
+  for (const CopyCost* other : {&warm, &done, &cold, &result}) {
+    EXPECT_NE(sent.key(), other->key());
+    EXPECT_NE(timed.key(), other->key());
+  }
+  EXPECT_NE(sent.key(), timed.key());
   // Scaled: every copy that many times as dear, the fixed cost and states not carried.
   warm.call_us = 7.0;
   const CopyCost twice = warm.scaled(2.0);
@@ -394,6 +401,95 @@ TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
         EXPECT_GE(fast.exchange[e] + 1e-9, exact.exchange[e]) << e;
         EXPECT_LE(fast.exchange[e], exact.exchange[e] + 2 * copy.us(5, 2) + 2 * copy.us(3, 11) + 1e-9) << e;
       }
+    }
+}
+
+// A message pays what copying its rows costs more at the run's footprint
+// (copy.message) than in the state its cell was timed in (copy.rewritten), on the send
+// and end-to-end paths, by hand: rows of its noncontiguous side's length, a contiguous
+// one's at the widest copy measured (one row when no width was).
+TEST(CacheState, MessagesPayWhatCopyingTheirRowsCostsMoreAtTheRunsFootprint) {
+  const auto mp = machine(linear_table());
+  const auto base = make_model(ModelKind::p3pc, mp);
+  CopyCost copy;
+  const CacheStateModel plain(*base, copy);
+  const Message cc{Path::full, Layout::cc, 4000, Level::intra};
+  EXPECT_EQ(plain.time_us(cc), base->time_us(cc));  // no states: the model's own time
+  copy.message = std::make_shared<const CopyCost>(CopyCost{10.0, 0.5});
+  EXPECT_EQ(plain.extra_us(cc), 0.0);  // one of the two is not enough
+  copy.rewritten = std::make_shared<const CopyCost>(CopyCost{2.0, 0.1});
+  const CacheStateModel m(*base, copy);
+  EXPECT_EQ(m.kind(), ModelKind::p3pc);
+  // 1000 floats in one row: (10 + 500) - (2 + 100) ns.
+  EXPECT_NEAR(m.extra_us(cc), 0.408, 1e-12);
+  for (Path p : kPaths) {
+    Message x = cc;
+    x.path = p;
+    EXPECT_NEAR(m.time_us(x), base->time_us(x) + (p == Path::recv ? 0.0 : 0.408), 1e-12) << to_string(p);
+  }
+  // A halo column: 250 rows of 4 floats, 250 x ((10 + 2) - (2 + 0.4)) ns.
+  const Message column{Path::send, Layout::nc, 4000, Level::intra, 1, 1, 16};
+  EXPECT_NEAR(m.extra_us(column), 2.4, 1e-12);
+  EXPECT_EQ(m.extra_us({Path::send, Layout::cc, 0, Level::intra}), 0.0);
+  // Measured widths: a contiguous message is rows of the widest, 8192 floats 4 of 2048.
+  CopyCost measured;
+  CopyCost now, then;
+  now.widths = {{4, 40.0}, {2048, 300.0}};
+  then.widths = {{4, 20.0}, {2048, 150.0}};
+  measured.message = std::make_shared<const CopyCost>(now);
+  measured.rewritten = std::make_shared<const CopyCost>(then);
+  const CacheStateModel w(*base, measured);
+  EXPECT_NEAR(w.extra_us({Path::full, Layout::cc, 4 * 8192.0, Level::intra}), 4 * 150.0 / 1000, 1e-12);
+  EXPECT_NEAR(w.extra_us({Path::full, Layout::nn, 4 * 8192.0, Level::intra, 1, 1, 16}), 2048 * 20.0 / 1000,
+              1e-12);
+  // Never below the model: a footprint state cheaper than the cell's costs nothing.
+  std::swap(measured.message, measured.rewritten);
+  EXPECT_EQ(w.extra_us({Path::full, Layout::cc, 4 * 8192.0, Level::intra}), 0.0);
+}
+
+// The phases pay it through the plans they run: two row strips' flat-tree scatter by
+// hand (the root's send and rank 1's arrival each later by the message's extra), and the
+// fast forms still equal the simulation.
+TEST(CacheState, ThePhasesMessagesPayIt) {
+  CopyCost copy{3000.0, 250.0};
+  copy.message = std::make_shared<const CopyCost>(CopyCost{900.0, 40.0});
+  copy.rewritten = std::make_shared<const CopyCost>(CopyCost{100.0, 4.0});
+  const auto mp = machine(linear_table(), copy);
+  const auto m = make_model(ModelKind::p3pc, mp);
+  const Partition two(10, 8, Grid{1, 2});
+  const double b = 4.0 * 10 * 4;
+  // No width measured: the tile's 40 floats as one row.
+  const double extra = (900.0 + 40 * 40.0 - 100.0 - 40 * 4.0) / 1000.0;
+  const CacheStateModel cm(*m, copy);
+  ASSERT_NEAR(cm.extra_us({Path::send, Layout::cc, b, Level::intra}), extra, 1e-12);
+  const double root = m->send(Layout::cc, b) + extra + copy.us(4, 10);
+  const double other = std::max(m->recv(Layout::cc, b), m->full(Layout::cc, b) + extra) + copy.us(4, 10);
+  for (Pricing pr : {Pricing::simulate, Pricing::fast}) {
+    const auto c = price_communication(*m, two, Halo{2, 3}, mp.placement, pr, nullptr, copy);
+    EXPECT_NEAR(c.scatter[int(ScatterAlgorithm::oft)], std::max(root, other), 1e-9);
+    EXPECT_NEAR(price_plan(scatter_plan(ScatterAlgorithm::oft, two, Halo{2, 3}), *m, mp.placement, copy),
+                std::max(root, other), 1e-9);
+  }
+  for (int P : {2, 3, 4, 6, 16})
+    for (Grid g : grids_for(P)) {
+      SCOPED_TRACE(to_string(g));
+      const Partition part(g.x * 7, g.y * 5, g);
+      const auto fast = price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::fast, nullptr, copy);
+      const auto exact =
+          price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::simulate, nullptr, copy);
+      for (int i = 0; i < 4; ++i)
+        EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
+      for (int i = 0; i < 3; ++i)
+        EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
+      // A cache shared by grids prices the broadcast again for another copy cost.
+      PriceCache cache;
+      const auto first =
+          price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::fast, &cache, CopyCost{});
+      const auto cached =
+          price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::fast, &cache, copy);
+      EXPECT_NEAR(cached.scatter[int(ScatterAlgorithm::bcast)], fast.scatter[int(ScatterAlgorithm::bcast)],
+                  1e-9);
+      (void)first;
     }
 }
 

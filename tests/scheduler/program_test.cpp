@@ -807,6 +807,9 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
     MachineParams flat = m;
     flat.copy = m.copy_at(footprint);
     flat.copy.after_write = flat.copy.after_compute = std::make_shared<const CopyCost>(m.copy_at(per_node * tile));
+    // The messages: one core's copy at the footprint against the nearest distance's.
+    flat.copy.message = std::make_shared<const CopyCost>(m.copy_at(footprint));
+    flat.copy.rewritten = std::make_shared<const CopyCost>(near);
     flat.copy_after.clear();
     const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
     const ProgramCost want = price_program(p, plan, ModelKind::p3pc, flat);
@@ -836,6 +839,8 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
     flat.copy = m.copy_at(footprint, per_node == 2);
     flat.copy.after_write = flat.copy.after_compute =
         std::make_shared<const CopyCost>(m.copy_at(per_node * tile, per_node == 2));
+    flat.copy.message = std::make_shared<const CopyCost>(m.copy_at(footprint));  // one core's, alone
+    flat.copy.rewritten = std::make_shared<const CopyCost>(near);
     flat.copy_after.clear();
     flat.copy_after_together.clear();
     const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);

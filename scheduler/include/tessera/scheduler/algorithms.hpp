@@ -37,6 +37,29 @@ const CopyCost& copy_reading(const CopyCost& copy, Store from);
 /// copy_reading(copy, from).
 const CopyCost& copy_between(const CopyCost& copy, Store from, Store to);
 
+/// `model`'s messages as the executor meets them. A library-shaped P-3PC cell times a
+/// message between buffers both ranks rewrote just before it; a run's messages read and
+/// write buffers the run's footprint has pushed out of the caches since (the user's
+/// image a whole run ago, a tile a scatter ago). With copy.rewritten set, a message's
+/// send and end-to-end times pay what copying its rows costs more at `copy` (the copies
+/// at the run's footprint) than at copy.rewritten: rows of its noncontiguous side's
+/// length, or of the widest copy measured for a contiguous message; never less than the
+/// model's own time. Receive times are the model's. Both referenced objects must outlive
+/// this one.
+class CacheStateModel final : public CostModel {
+ public:
+  CacheStateModel(const CostModel& model, const CopyCost& copy) : model_(model), copy_(copy) {}
+  double time_us(const Message& m) const override;
+  ModelKind kind() const override { return model_.kind(); }
+  bool uses_concurrency() const override { return model_.uses_concurrency(); }
+  /// What `m` pays beyond the model's time, µs (>= 0; 0 on the receive path).
+  double extra_us(const Message& m) const;
+
+ private:
+  const CostModel& model_;
+  const CopyCost& copy_;
+};
+
 /// The simulator's program for a communication plan of the library (comm_plan.hpp):
 /// each send, receive and wait of the plan as is, each copy and mirror as local work
 /// priced by `copy` (none when empty; a copy as copy_reading its source).
@@ -64,10 +87,11 @@ struct CommCosts {
   std::array<double, 2> exchange{};  ///< index: ExchangeAlgorithm
 };
 
-/// Prices a search reuses across grids. Valid for one model, image size, halo, placement
-/// and copy cost: the broadcast of the whole image (the same for every grid of one P),
-/// and the border exchange of each compressed grid (detail::exchange_compressed), which
-/// many grids of a large sweep share.
+/// Prices a search reuses across grids. Valid for one model, image size, halo and
+/// placement, each entry for the copy cost it was priced with (its key): the broadcast
+/// of the whole image (the same for every grid of one P), and the border exchange of
+/// each compressed grid (detail::exchange_compressed), which many grids of a large sweep
+/// share.
 struct PriceCache {
   int procs = -1;
   /// The broadcast tree of `procs` ranks: when the root's last send leaves and when the
@@ -77,6 +101,8 @@ struct PriceCache {
   /// prices concurrency (LoGPC), and the copy cost (CopyCost::key: it follows the
   /// grid's footprint); value: the exchange's makespan, µs.
   std::map<std::pair<std::array<int, 6>, std::vector<double>>, double> exchange;
+  /// The copy cost the broadcast was priced with (its messages pay the cache state).
+  std::vector<double> bcast_copy;
 };
 
 /// Fast pricing simulates binomial trees that have no exact closed form (uneven tiles,
