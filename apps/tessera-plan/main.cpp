@@ -290,14 +290,17 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
     std::printf("(mpi is priced as the faster of oft and sbt plus its copies; sbt's timeline shown)\n");
   struct Phase {
     const char* name;
+    CommPhase phase;
     scheduler::Schedule s;
   };
-  Phase phases[] = {{"scatter", scheduler::schedule_of(scatter_plan(sa, part, scatter_halo), copy)},
-                    {"exchange", scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo), copy)},
-                    {"gather (one image)", scheduler::schedule_of(gather_plan(ga, part), copy)}};
+  Phase phases[] = {
+      {"scatter", CommPhase::scatter, scheduler::schedule_of(scatter_plan(sa, part, scatter_halo), copy)},
+      {"exchange", CommPhase::exchange,
+       scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo), copy)},
+      {"gather (one image)", CommPhase::gather, scheduler::schedule_of(gather_plan(ga, part), copy)}};
   for (auto& ph : phases) {
-    const auto r =
-        scheduler::simulate(ph.s, scheduler::CacheStateModel(*m, copy), machine.params.placement, {true});
+    const scheduler::CacheStateModel priced(*m, copy, ph.phase);
+    const auto r = scheduler::simulate(ph.s, priced, machine.params.placement, {true});
     std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());
   }
 }

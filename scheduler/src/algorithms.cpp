@@ -357,9 +357,10 @@ const CopyCost& copy_between(const CopyCost& copy, Store from, Store to) {
   return copy_reading(copy, from);
 }
 
-double CacheStateModel::extra_us(const Message& m) const {
-  if (!copy_.message || !copy_.rewritten || m.path == Path::recv || !(m.bytes > 0)) return 0.0;
-  const CopyCost& now = *copy_.message;
+namespace {
+
+// What copying `m`'s rows costs more in `now` than in `then`, µs (>= 0).
+double rows_extra_us(const Message& m, const CopyCost& now, const CopyCost& then) {
   const double floats = m.bytes / 4.0;
   // Rows of the noncontiguous side's length; a contiguous message's rows are a tile's or
   // an image's, at least as wide as the widest copy measured (priced per float there).
@@ -367,7 +368,16 @@ double CacheStateModel::extra_us(const Message& m) const {
   if (width == 0) width = now.widths.empty() ? floats : now.widths.back().row_floats;
   width = std::min(width, floats);
   const double rows = floats / width;
-  return std::max(0.0, now.us(rows, width) - copy_.rewritten->us(rows, width));
+  return std::max(0.0, now.us(rows, width) - then.us(rows, width));
+}
+
+}  // namespace
+
+double CacheStateModel::extra_us(const Message& m) const {
+  if (plain() || m.path == Path::recv || !(m.bytes > 0)) return 0.0;
+  const double at_footprint = rows_extra_us(m, *copy_.message, *copy_.rewritten);
+  if (phase_ != CommPhase::gather || !copy_.message_outputs) return at_footprint;
+  return 0.5 * (at_footprint + rows_extra_us(m, *copy_.message_outputs, *copy_.rewritten));
 }
 
 double CacheStateModel::time_us(const Message& m) const { return model_.time_us(m) + extra_us(m); }
@@ -457,7 +467,7 @@ double simulate_us(const CommPlan& plan, const CostModel& model, const Placement
 
 double price_plan(const CommPlan& plan, const CostModel& base, const Placement& placement,
                   const CopyCost& copy) {
-  const CacheStateModel model(base, copy);
+  const CacheStateModel model(base, copy, plan.phase);
   if (!plan.uses_mpi_collective()) return copy.call_us + simulate_us(plan, model, placement, copy);
   // MPI's collective moves the messages of our flat tree or binomial tree, whichever its
   // tuning picks, as the paper prices MPI without a measurement of its own; the copies
@@ -509,12 +519,15 @@ double exchange_compressed(ExchangeAlgorithm algorithm, const Partition& p, Halo
 CommCosts price_communication(const CostModel& base, const Partition& partition, Halo halo,
                               const Placement& placement, Pricing pricing, PriceCache* cache,
                               const CopyCost& copy) {
-  const CacheStateModel model(base, copy);
+  // The scatter's and the exchange's messages pay one cache state, the gather's another.
+  const CacheStateModel model(base, copy, CommPhase::scatter), gathered(base, copy, CommPhase::gather);
   // One rank sends nothing but still runs its plan's local steps (the copy into the
   // haloed tile, mirroring the image's edges, the buffers around MPI's collectives):
   // priced through the plans like any P.
   CommCosts c;
-  auto sim = [&](const CommPlan& plan) { return simulate_us(plan, model, placement, copy); };
+  auto sim = [&](const CommPlan& plan) {
+    return simulate_us(plan, plan.phase == CommPhase::gather ? gathered : model, placement, copy);
+  };
   const detail::Geometry g(partition);
   Level level{};
   const bool fast = pricing == Pricing::fast;
@@ -526,7 +539,7 @@ CommCosts price_communication(const CostModel& base, const Partition& partition,
   // equal tiles at one level, the exchange on its compressed grid at one level.
   if (fast) {
     c.scatter[int(ScatterAlgorithm::oft)] = detail::oft_scatter_fast(model, g, placement, copy);
-    c.gather[int(GatherAlgorithm::oft)] = detail::oft_gather_fast(model, g, placement);
+    c.gather[int(GatherAlgorithm::oft)] = detail::oft_gather_fast(gathered, g, placement);
   } else {
     c.scatter[int(ScatterAlgorithm::oft)] = sim(scatter_plan(ScatterAlgorithm::oft, partition, halo));
     c.gather[int(GatherAlgorithm::oft)] = sim(gather_plan(GatherAlgorithm::oft, partition));
@@ -583,10 +596,10 @@ CommCosts price_communication(const CostModel& base, const Partition& partition,
       sent = cache->bcast_sent;
     }
     c.scatter[int(ScatterAlgorithm::bcast)] = with_copies(forwarded, sent);
-    detail::TreeFast tg(model, level, per_rank, 0, gl, g.P);
+    detail::TreeFast tg(gathered, level, per_rank, 0, gl, g.P);
     tg.root_row = gl == Layout::cc ? 0.0 : 4.0 * g.max_width();
     tg.own_copy = output_copy;
-    tg.share_contiguous_costs(ts);
+    if (gathered.plain()) tg.share_contiguous_costs(ts);  // the same messages' prices
     c.gather[int(GatherAlgorithm::sbt)] = tg.gather_node(0, sbt_span(0, g.P));
   } else if (fast && g.P > kMaxSimulatedTreeRanks) {
     // No exact closed form, and simulating every such tree of a sweep over thousands of

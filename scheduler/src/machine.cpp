@@ -113,7 +113,8 @@ std::vector<double> CopyCost::key() const {
                         double(fresh_mirrors.size())};
   for (const RowCost& w : widths) k.insert(k.end(), {w.row_floats, w.ns});
   for (const FreshMirror& m : fresh_mirrors) k.insert(k.end(), {m.tile_floats, m.row_ns, m.float_ns});
-  for (const auto* state : {&after_write, &after_compute, &from_image, &into_image, &message, &rewritten}) {
+  for (const auto* state :
+       {&after_write, &after_compute, &from_image, &into_image, &message, &message_outputs, &rewritten}) {
     const std::vector<double> sub = *state ? (*state)->key() : std::vector<double>{};
     k.push_back(double(sub.size()));
     k.insert(k.end(), sub.begin(), sub.end());

@@ -271,9 +271,11 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
     copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
     // The messages meet the run's footprint too, where the library-shaped P-3PC cells
     // were timed between buffers rewritten just before (CacheStateModel); a message's
-    // copy is one core's, whatever else the node's ranks do.
+    // copy is one core's, whatever else the node's ranks do. A gather's senders read the
+    // outputs just computed, at the gathered images' distance as the copies out of them.
     copy.message = std::make_shared<const CopyCost>(
         machine.copy_at(node_footprint_bytes(program, part, machine.placement), false));
+    copy.message_outputs = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, false));
     copy.rewritten =
         std::make_shared<const CopyCost>(machine.copy_at(machine.copy_after.front().bytes, false));
   }

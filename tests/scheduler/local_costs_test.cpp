@@ -134,9 +134,9 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   EXPECT_NEAR(c.row_ns(1), 18.0, 1e-12);
   EXPECT_NEAR(c.row_ns(4096), 1680.0, 1e-9);
   EXPECT_FALSE(c.empty());
-  // The six costs and list lengths, two numbers a width, the lengths of the six
+  // The six costs and list lengths, two numbers a width, the lengths of the seven
   // states' keys; a state's own key follows its length.
-  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 6u);
+  EXPECT_EQ(c.key().size(), 6u + 2 * 4u + 7u);
   CopyCost warm = c;
   warm.after_write = std::make_shared<const CopyCost>(CopyCost{1.0, 0.1});
   EXPECT_EQ(warm.key().size(), c.key().size() + warm.after_write->key().size());
@@ -151,13 +151,13 @@ TEST(CopyCost, MeasuredWidthsArePricedAsTheyMeasured) {
   CopyCost result = c;
   result.into_image = warm.after_write;
   for (const CopyCost* other : {&warm, &done, &cold}) EXPECT_NE(result.key(), other->key());
-  CopyCost sent = c, timed = c;
-  sent.message = timed.rewritten = warm.after_write;
-  for (const CopyCost* other : {&warm, &done, &cold, &result}) {
-    EXPECT_NE(sent.key(), other->key());
-    EXPECT_NE(timed.key(), other->key());
-  }
+  CopyCost sent = c, gathered = c, timed = c;
+  sent.message = gathered.message_outputs = timed.rewritten = warm.after_write;
+  for (const CopyCost* other : {&warm, &done, &cold, &result})
+    for (const CopyCost* state : {&sent, &gathered, &timed}) EXPECT_NE(state->key(), other->key());
   EXPECT_NE(sent.key(), timed.key());
+  EXPECT_NE(sent.key(), gathered.key());
+  EXPECT_NE(gathered.key(), timed.key());
   // Scaled: every copy that many times as dear, the fixed cost and states not carried.
   warm.call_us = 7.0;
   const CopyCost twice = warm.scaled(2.0);
@@ -412,13 +412,13 @@ TEST(CacheState, MessagesPayWhatCopyingTheirRowsCostsMoreAtTheRunsFootprint) {
   const auto mp = machine(linear_table());
   const auto base = make_model(ModelKind::p3pc, mp);
   CopyCost copy;
-  const CacheStateModel plain(*base, copy);
+  const CacheStateModel plain(*base, copy, CommPhase::scatter);
   const Message cc{Path::full, Layout::cc, 4000, Level::intra};
   EXPECT_EQ(plain.time_us(cc), base->time_us(cc));  // no states: the model's own time
   copy.message = std::make_shared<const CopyCost>(CopyCost{10.0, 0.5});
   EXPECT_EQ(plain.extra_us(cc), 0.0);  // one of the two is not enough
   copy.rewritten = std::make_shared<const CopyCost>(CopyCost{2.0, 0.1});
-  const CacheStateModel m(*base, copy);
+  const CacheStateModel m(*base, copy, CommPhase::exchange);
   EXPECT_EQ(m.kind(), ModelKind::p3pc);
   // 1000 floats in one row: (10 + 500) - (2 + 100) ns.
   EXPECT_NEAR(m.extra_us(cc), 0.408, 1e-12);
@@ -438,10 +438,20 @@ TEST(CacheState, MessagesPayWhatCopyingTheirRowsCostsMoreAtTheRunsFootprint) {
   then.widths = {{4, 20.0}, {2048, 150.0}};
   measured.message = std::make_shared<const CopyCost>(now);
   measured.rewritten = std::make_shared<const CopyCost>(then);
-  const CacheStateModel w(*base, measured);
+  const CacheStateModel w(*base, measured, CommPhase::scatter);
   EXPECT_NEAR(w.extra_us({Path::full, Layout::cc, 4 * 8192.0, Level::intra}), 4 * 150.0 / 1000, 1e-12);
   EXPECT_NEAR(w.extra_us({Path::full, Layout::nn, 4 * 8192.0, Level::intra, 1, 1, 16}), 2048 * 20.0 / 1000,
               1e-12);
+  // A gather's senders read the outputs just computed: with their state given, its
+  // messages pay half at each state; the other phases' the footprint's alone.
+  CopyCost outputs = copy;
+  outputs.message_outputs = std::make_shared<const CopyCost>(CopyCost{6.0, 0.2});
+  const CacheStateModel gathered(*base, outputs, CommPhase::gather);
+  // 250 x (12 - 2.4) ns at the footprint, 250 x ((6 + 0.8) - (2 + 0.4)) ns at the outputs.
+  EXPECT_NEAR(gathered.extra_us(column), 0.5 * (2.4 + 1.1), 1e-12);
+  for (CommPhase p : {CommPhase::scatter, CommPhase::exchange})
+    EXPECT_NEAR(CacheStateModel(*base, outputs, p).extra_us(column), 2.4, 1e-12) << to_string(p);
+  EXPECT_NEAR(CacheStateModel(*base, copy, CommPhase::gather).extra_us(column), 2.4, 1e-12);
   // Never below the model: a footprint state cheaper than the cell's costs nothing.
   std::swap(measured.message, measured.rewritten);
   EXPECT_EQ(w.extra_us({Path::full, Layout::cc, 4 * 8192.0, Level::intra}), 0.0);
@@ -449,18 +459,19 @@ TEST(CacheState, MessagesPayWhatCopyingTheirRowsCostsMoreAtTheRunsFootprint) {
 
 // The phases pay it through the plans they run: two row strips' flat-tree scatter by
 // hand (the root's send and rank 1's arrival each later by the message's extra), and the
-// fast forms still equal the simulation.
+// fast forms still equal the simulation, the gathers' at their own state.
 TEST(CacheState, ThePhasesMessagesPayIt) {
   CopyCost copy{3000.0, 250.0};
   copy.message = std::make_shared<const CopyCost>(CopyCost{900.0, 40.0});
   copy.rewritten = std::make_shared<const CopyCost>(CopyCost{100.0, 4.0});
+  copy.message_outputs = std::make_shared<const CopyCost>(CopyCost{500.0, 20.0});
   const auto mp = machine(linear_table(), copy);
   const auto m = make_model(ModelKind::p3pc, mp);
   const Partition two(10, 8, Grid{1, 2});
   const double b = 4.0 * 10 * 4;
   // No width measured: the tile's 40 floats as one row.
   const double extra = (900.0 + 40 * 40.0 - 100.0 - 40 * 4.0) / 1000.0;
-  const CacheStateModel cm(*m, copy);
+  const CacheStateModel cm(*m, copy, CommPhase::scatter);
   ASSERT_NEAR(cm.extra_us({Path::send, Layout::cc, b, Level::intra}), extra, 1e-12);
   const double root = m->send(Layout::cc, b) + extra + copy.us(4, 10);
   const double other = std::max(m->recv(Layout::cc, b), m->full(Layout::cc, b) + extra) + copy.us(4, 10);

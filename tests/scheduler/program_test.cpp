@@ -809,6 +809,7 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
     flat.copy.after_write = flat.copy.after_compute = std::make_shared<const CopyCost>(m.copy_at(per_node * tile));
     // The messages: one core's copy at the footprint against the nearest distance's.
     flat.copy.message = std::make_shared<const CopyCost>(m.copy_at(footprint));
+    flat.copy.message_outputs = std::make_shared<const CopyCost>(m.copy_at(per_node * tile));
     flat.copy.rewritten = std::make_shared<const CopyCost>(near);
     flat.copy_after.clear();
     const ProgramCost c = price_program(p, plan, ModelKind::p3pc, m);
@@ -840,6 +841,7 @@ TEST(ProgramPricing, CopiesArePricedAtTheRunsFootprintOnTheNode) {
     flat.copy.after_write = flat.copy.after_compute =
         std::make_shared<const CopyCost>(m.copy_at(per_node * tile, per_node == 2));
     flat.copy.message = std::make_shared<const CopyCost>(m.copy_at(footprint));  // one core's, alone
+    flat.copy.message_outputs = std::make_shared<const CopyCost>(m.copy_at(per_node * tile));
     flat.copy.rewritten = std::make_shared<const CopyCost>(near);
     flat.copy_after.clear();
     flat.copy_after_together.clear();

@@ -37,27 +37,35 @@ const CopyCost& copy_reading(const CopyCost& copy, Store from);
 /// copy_reading(copy, from).
 const CopyCost& copy_between(const CopyCost& copy, Store from, Store to);
 
-/// `model`'s messages as the executor meets them. A library-shaped P-3PC cell times a
-/// message between buffers both ranks rewrote just before it; a run's messages read and
-/// write buffers the run's footprint has pushed out of the caches since (the user's
-/// image a whole run ago, a tile a scatter ago). With copy.rewritten set, a message's
-/// send and end-to-end times pay what copying its rows costs more at `copy` (the copies
-/// at the run's footprint) than at copy.rewritten: rows of its noncontiguous side's
-/// length, or of the widest copy measured for a contiguous message; never less than the
-/// model's own time. Receive times are the model's. Both referenced objects must outlive
-/// this one.
+/// `model`'s messages as the executor meets them in `phase`. A library-shaped P-3PC cell
+/// times a message between buffers both ranks rewrote just before it; a run's messages
+/// read and write buffers the run's footprint has pushed out of the caches since (the
+/// user's image a whole run ago, a tile a scatter ago). With copy.message and
+/// copy.rewritten set, a message's send and end-to-end times pay what copying its rows
+/// costs more at copy.message (one core's copies at the run's footprint) than at
+/// copy.rewritten: rows of its noncontiguous side's length, or of the widest copy
+/// measured for a contiguous message; never less than the model's own time. A gather's
+/// senders read the outputs the compute has just produced: with copy.message_outputs set
+/// (one core's copies at the gathered images' distance, as copy_reading prices copies
+/// out of the outputs), a gather's message pays half of each, its sending side at that
+/// distance and its receiving side at the footprint. Receive times are the model's.
+/// Both referenced objects must outlive this one.
 class CacheStateModel final : public CostModel {
  public:
-  CacheStateModel(const CostModel& model, const CopyCost& copy) : model_(model), copy_(copy) {}
+  CacheStateModel(const CostModel& model, const CopyCost& copy, CommPhase phase)
+      : model_(model), copy_(copy), phase_(phase) {}
   double time_us(const Message& m) const override;
   ModelKind kind() const override { return model_.kind(); }
   bool uses_concurrency() const override { return model_.uses_concurrency(); }
   /// What `m` pays beyond the model's time, µs (>= 0; 0 on the receive path).
   double extra_us(const Message& m) const;
+  /// True when no message pays anything (time_us is the model's).
+  bool plain() const { return !copy_.message || !copy_.rewritten; }
 
  private:
   const CostModel& model_;
   const CopyCost& copy_;
+  CommPhase phase_;
 };
 
 /// The simulator's program for a communication plan of the library (comm_plan.hpp):

@@ -128,13 +128,14 @@ struct CopyCost {
   /// image (price_grid sets it from MachineParams::result_copy). Null: priced as other
   /// copies out of the outputs.
   std::shared_ptr<const CopyCost> into_image{};
-  /// A message's copy as one core makes it at the run's footprint (`message`), and in
-  /// the cache state tessera-bench's library-shaped P-3PC cells time a message in
-  /// (`rewritten`: both buffers rewritten just before it, the copy at the smallest reuse
-  /// distance measured). Both set (copy_costs), a message pays what copying its rows
-  /// costs more in the one than in the other (CacheStateModel); null: messages are
-  /// priced as their cells measured them.
-  std::shared_ptr<const CopyCost> message{}, rewritten{};
+  /// A message's copy as one core makes it at the run's footprint (`message`), at the
+  /// distance of the outputs a gather sends (`message_outputs`), and in the cache state
+  /// tessera-bench's library-shaped P-3PC cells time a message in (`rewritten`: both
+  /// buffers rewritten just before it, the copy at the smallest reuse distance
+  /// measured). With `message` and `rewritten` set (copy_costs), a message pays what
+  /// copying its rows costs more in the run's state than in the cell's
+  /// (CacheStateModel); null: messages are priced as their cells measured them.
+  std::shared_ptr<const CopyCost> message{}, message_outputs{}, rewritten{};
 
   /// ns of one row of `row_floats` floats.
   double row_ns(double row_floats) const;
