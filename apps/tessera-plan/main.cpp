@@ -260,16 +260,19 @@ void print_model_comparison(const Options& o, const planning::LoadedMachine& mac
 }
 
 // The timeline of one ranked candidate's communication phases, priced as the search
-// priced them: the same plans, with the same copy costs (scheduler::copy_costs), so its
-// makespans are the table's scatter, exchange and one image's gather.
+// priced them: the same plans, with the same copy costs (scheduler::copy_costs) and the
+// messages in the run's cache state (scheduler::CacheStateModel), so its makespans are
+// the table's scatter, exchange and one image's gather.
 void print_timeline(const Options& o, const planning::PlanResult& result, const planning::LoadedMachine& machine) {
   const auto& ranking = result.search.ranking;
   if (std::size_t(o.timeline) > ranking.size())  // finish_request refused N < 1
     throw InvalidArgument("--timeline " + std::to_string(o.timeline) + ": the search kept candidates 1.." +
                           std::to_string(ranking.size()) + " (--top)");
   const Plan& p = ranking[std::size_t(o.timeline - 1)].plan;
-  std::printf("\ntimelines of candidate %d: %s\n(local steps, copies and mirroring, show as 'compute')\n",
-              o.timeline, describe(p).c_str());
+  std::printf(
+      "\ntimelines of candidate %d: %s\n(local steps, copies and mirroring, show as 'compute'; "
+      "messages include what the run's cache state costs them)\n",
+      o.timeline, describe(p).c_str());
   if (p.procs() > 64) {
     std::printf("(timeline omitted: %d ranks)\n", p.procs());
     return;
