@@ -291,20 +291,14 @@ void print_timeline(const Options& o, const planning::PlanResult& result, const 
   const auto ga = p.gather == GatherAlgorithm::mpi ? GatherAlgorithm::sbt : p.gather;
   if (sa != p.scatter || ga != p.gather)
     std::printf("(mpi is priced as the faster of oft and sbt plus its copies; sbt's timeline shown)\n");
-  struct Phase {
-    const char* name;
-    CommPhase phase;
-    scheduler::Schedule s;
-  };
-  Phase phases[] = {
-      {"scatter", CommPhase::scatter, scheduler::schedule_of(scatter_plan(sa, part, scatter_halo), copy)},
-      {"exchange", CommPhase::exchange,
-       scheduler::schedule_of(exchange_plan(p.exchange, part, pl.halo), copy)},
-      {"gather (one image)", CommPhase::gather, scheduler::schedule_of(gather_plan(ga, part), copy)}};
-  for (auto& ph : phases) {
-    const scheduler::CacheStateModel priced(*m, copy, ph.phase);
-    const auto r = scheduler::simulate(ph.s, priced, machine.params.placement, {true});
-    std::printf("\ntimeline: %s\n%s", ph.name, scheduler::format_timeline(r).c_str());
+  const CommPlan plans[] = {scatter_plan(sa, part, scatter_halo), exchange_plan(p.exchange, part, pl.halo),
+                            gather_plan(ga, part)};
+  for (const CommPlan& plan : plans) {
+    const scheduler::CacheStateModel priced(*m, copy, plan.phase);
+    const auto r =
+        scheduler::simulate(scheduler::schedule_of(plan, copy), priced, machine.params.placement, {true});
+    std::printf("\ntimeline: %s%s\n%s", std::string(to_string(plan.phase)).c_str(),
+                plan.phase == CommPhase::gather ? " (one image)" : "", scheduler::format_timeline(r).c_str());
   }
 }
 

@@ -545,12 +545,14 @@ CommCosts price_communication(const CostModel& base, const Partition& partition,
     c.gather[int(GatherAlgorithm::oft)] = sim(gather_plan(GatherAlgorithm::oft, partition));
   }
   // Grids of a large sweep share compressed grids: each is simulated once per search.
+  // The cache's entries are keyed by the copy cost too (it follows the grid's footprint).
+  const std::vector<double> copy_key = cache ? copy.key() : std::vector<double>{};
   auto exchange_fast = [&](ExchangeAlgorithm e) {
     if (!cache) return detail::exchange_compressed(e, partition, halo, model, placement, copy);
     const Partition small = detail::compressed(partition, 6);
     const std::array<int, 6> key{int(e), small.width(), small.grid().x, small.height(), small.grid().y,
                                  model.uses_concurrency() ? g.P : 0};
-    auto [at, fresh] = cache->exchange.try_emplace({key, copy.key()}, 0.0);
+    auto [at, fresh] = cache->exchange.try_emplace({key, copy_key}, 0.0);
     if (fresh) at->second = detail::exchange_compressed(e, partition, halo, model, placement, copy);
     return at->second;
   };
@@ -582,12 +584,12 @@ CommCosts price_communication(const CostModel& base, const Partition& partition,
     double forwarded = 0, sent = 0;
     ts.scatter_node(0, sbt_span(0, g.P), &forwarded, &sent);
     c.scatter[int(ScatterAlgorithm::sbt)] = with_copies(forwarded, sent);
-    if (!cache || cache->procs != g.P || cache->bcast_copy != copy.key()) {
+    if (!cache || cache->procs != g.P || cache->bcast_copy != copy_key) {
       detail::TreeFast tb(model, level, 0, 4.0 * double(g.W) * double(g.H), Layout::cc, g.P);
       tb.scatter_node(0, sbt_span(0, g.P), &forwarded, &sent);
       if (cache) {
         cache->procs = g.P;
-        cache->bcast_copy = copy.key();
+        cache->bcast_copy = copy_key;
         cache->bcast_forwarded = forwarded;
         cache->bcast_sent = sent;
       }

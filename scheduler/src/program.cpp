@@ -251,9 +251,11 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
   // ranks copy their tiles at the same time).
   const int on_node = machine.placement.ranks_on_node(part.procs());
   const bool together = on_node > 1;
-  CopyCost copy = machine.copy_after.empty()
-                      ? machine.copy
-                      : machine.copy_at(node_footprint_bytes(program, part, machine.placement), together);
+  // Replays the run's buffers through the pool: once per grid, shared by the copies and
+  // the messages below.
+  const double footprint =
+      machine.copy_after.empty() ? 0.0 : node_footprint_bytes(program, part, machine.placement);
+  CopyCost copy = machine.copy_after.empty() ? machine.copy : machine.copy_at(footprint, together);
   // Except the copies that read what the run has just written: a buffer a message or
   // MPI's collective has just filled (the node's ranks have touched about a tile each
   // since), and the outputs a gather takes, which the compute has just produced (about
@@ -267,15 +269,15 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
     int images = 1;
     for (const ProgramStep& s : program.steps)
       if (s.kind == Kind::gather) images = std::max(images, s.images);
+    const double outputs = on_node * images * tile;
     copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
-    copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, together));
+    copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(outputs, together));
     // The messages meet the run's footprint too, where the library-shaped P-3PC cells
     // were timed between buffers rewritten just before (CacheStateModel); a message's
     // copy is one core's, whatever else the node's ranks do. A gather's senders read the
     // outputs just computed, at the gathered images' distance as the copies out of them.
-    copy.message = std::make_shared<const CopyCost>(
-        machine.copy_at(node_footprint_bytes(program, part, machine.placement), false));
-    copy.message_outputs = std::make_shared<const CopyCost>(machine.copy_at(on_node * images * tile, false));
+    copy.message = std::make_shared<const CopyCost>(machine.copy_at(footprint, false));
+    copy.message_outputs = std::make_shared<const CopyCost>(machine.copy_at(outputs, false));
     copy.rewritten =
         std::make_shared<const CopyCost>(machine.copy_at(machine.copy_after.front().bytes, false));
   }

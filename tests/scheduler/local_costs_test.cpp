@@ -380,28 +380,46 @@ TEST(CopyCost, FreshMirrorsAtADistanceBlendTheMeasuredOnesInLogBytes) {
 }
 
 TEST(LocalWork, FastFormsEqualTheSimulationWithCopiesOnEqualTiles) {
-  // Copies as slow as the messages, so they lie on the critical paths.
-  const CopyCost copy{3000.0, 250.0};
-  const auto mp = machine(linear_table(), copy);
+  // Copies as slow as the messages, so they lie on the critical paths; and the same with
+  // the messages paying the run's cache state (CacheStateModel), the gathers' their own.
+  const CopyCost plain{3000.0, 250.0};
+  const CopyCost state = [&] {
+    CopyCost c = plain;
+    c.message = std::make_shared<const CopyCost>(CopyCost{900.0, 40.0});
+    c.rewritten = std::make_shared<const CopyCost>(CopyCost{100.0, 4.0});
+    c.message_outputs = std::make_shared<const CopyCost>(CopyCost{500.0, 20.0});
+    return c;
+  }();
+  const auto mp = machine(linear_table(), plain);
   const auto m = make_model(ModelKind::p3pc, mp);
-  for (int P : {1, 2, 3, 4, 6, 7, 12, 16, 64})
-    for (Grid g : grids_for(P)) {
-      SCOPED_TRACE(to_string(g));
-      const Partition part(g.x * 7, g.y * 5, g);
-      const Halo halo{2, 3};
-      const auto fast = price_communication(*m, part, halo, mp.placement, Pricing::fast, nullptr, copy);
-      const auto exact = price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
-      for (int i = 0; i < 4; ++i)
-        EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
-      for (int i = 0; i < 3; ++i)
-        EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
-      // The fast exchange charges the largest tile's mirroring to the slowest tile: an
-      // upper bound, at most one tile's mirroring above the simulation.
-      for (int e = 0; e < 2; ++e) {
-        EXPECT_GE(fast.exchange[e] + 1e-9, exact.exchange[e]) << e;
-        EXPECT_LE(fast.exchange[e], exact.exchange[e] + 2 * copy.us(5, 2) + 2 * copy.us(3, 11) + 1e-9) << e;
+  for (const CopyCost* each : {&plain, &state})
+    for (int P : {1, 2, 3, 4, 6, 7, 12, 16, 64})
+      for (Grid g : grids_for(P)) {
+        const CopyCost& copy = *each;
+        SCOPED_TRACE(to_string(g) + (each == &state ? " with the cache state" : ""));
+        const Partition part(g.x * 7, g.y * 5, g);
+        const Halo halo{2, 3};
+        const auto fast = price_communication(*m, part, halo, mp.placement, Pricing::fast, nullptr, copy);
+        const auto exact =
+            price_communication(*m, part, halo, mp.placement, Pricing::simulate, nullptr, copy);
+        for (int i = 0; i < 4; ++i)
+          EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
+        for (int i = 0; i < 3; ++i)
+          EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
+        // The fast exchange charges the largest tile's mirroring to the slowest tile: an
+        // upper bound, at most one tile's mirroring above the simulation.
+        for (int e = 0; e < 2; ++e) {
+          EXPECT_GE(fast.exchange[e] + 1e-9, exact.exchange[e]) << e;
+          EXPECT_LE(fast.exchange[e], exact.exchange[e] + 2 * copy.us(5, 2) + 2 * copy.us(3, 11) + 1e-9) << e;
+        }
+        // A cache shared by grids prices the broadcast again for another copy cost (the
+        // first call fills it without the cache state).
+        PriceCache cache;
+        price_communication(*m, part, halo, mp.placement, Pricing::fast, &cache, CopyCost{});
+        const auto cached = price_communication(*m, part, halo, mp.placement, Pricing::fast, &cache, copy);
+        EXPECT_NEAR(cached.scatter[int(ScatterAlgorithm::bcast)], fast.scatter[int(ScatterAlgorithm::bcast)],
+                    1e-9);
       }
-    }
 }
 
 // A message pays what copying its rows costs more at the run's footprint
@@ -458,8 +476,8 @@ TEST(CacheState, MessagesPayWhatCopyingTheirRowsCostsMoreAtTheRunsFootprint) {
 }
 
 // The phases pay it through the plans they run: two row strips' flat-tree scatter by
-// hand (the root's send and rank 1's arrival each later by the message's extra), and the
-// fast forms still equal the simulation, the gathers' at their own state.
+// hand (the root's send and rank 1's arrival each later by the message's extra). (The
+// fast forms with it: LocalWork.FastFormsEqualTheSimulationWithCopiesOnEqualTiles.)
 TEST(CacheState, ThePhasesMessagesPayIt) {
   CopyCost copy{3000.0, 250.0};
   copy.message = std::make_shared<const CopyCost>(CopyCost{900.0, 40.0});
@@ -481,26 +499,6 @@ TEST(CacheState, ThePhasesMessagesPayIt) {
     EXPECT_NEAR(price_plan(scatter_plan(ScatterAlgorithm::oft, two, Halo{2, 3}), *m, mp.placement, copy),
                 std::max(root, other), 1e-9);
   }
-  for (int P : {2, 3, 4, 6, 16})
-    for (Grid g : grids_for(P)) {
-      SCOPED_TRACE(to_string(g));
-      const Partition part(g.x * 7, g.y * 5, g);
-      const auto fast = price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::fast, nullptr, copy);
-      const auto exact =
-          price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::simulate, nullptr, copy);
-      for (int i = 0; i < 4; ++i)
-        EXPECT_NEAR(fast.scatter[i], exact.scatter[i], 1e-6 * (1 + exact.scatter[i])) << i;
-      for (int i = 0; i < 3; ++i)
-        EXPECT_NEAR(fast.gather[i], exact.gather[i], 1e-6 * (1 + exact.gather[i])) << i;
-      // A cache shared by grids prices the broadcast again for another copy cost (the
-      // first call fills it without the cache state).
-      PriceCache cache;
-      price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::fast, &cache, CopyCost{});
-      const auto cached =
-          price_communication(*m, part, Halo{2, 3}, mp.placement, Pricing::fast, &cache, copy);
-      EXPECT_NEAR(cached.scatter[int(ScatterAlgorithm::bcast)], fast.scatter[int(ScatterAlgorithm::bcast)],
-                  1e-9);
-    }
 }
 
 TEST(LocalWork, OneRankPaysItsPlansLocalSteps) {
