@@ -194,13 +194,15 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
 }
 
 std::vector<Observation> measure_program_end_to_end(const Session& session, const Program& program,
-                                                    const Image& image, const std::string& label, unsigned seed,
-                                                    const std::vector<TimedPlan>& plans,
+                                                    const Image& image, const std::string& label,
+                                                    unsigned seed, const std::vector<TimedPlan>& plans,
                                                     const Repetition& repetition, const Progress& progress,
-                                                    std::vector<ProgramStep>* communication, RoundWatch* watch) {
+                                                    std::vector<std::vector<ProgramStep>>* communication,
+                                                    RoundWatch* watch) {
   std::vector<std::vector<Sample>> samples(plans.size());
   const Team world = session.team(session.size());
-  bool traced = false;
+  std::vector<bool> traced(plans.size(), false);
+  if (communication) communication->assign(plans.size(), {});
   // The scenarios (each P) in the order the plans name them first.
   std::vector<int> scenarios;
   for (const TimedPlan& p : plans)
@@ -253,8 +255,9 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
         const std::vector<double> most =
             world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever, moved});
         samples[k].push_back({(most[1] - most[0]) * 1e6, most[2] > 0});
-        if (!traced && communication && session.is_root()) *communication = std::move(results.communication);
-        traced = true;
+        if (!traced[k] && communication && session.is_root())
+          (*communication)[k] = std::move(results.communication);
+        traced[k] = true;
       }
     });
     if (session.is_root() && progress)

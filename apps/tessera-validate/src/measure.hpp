@@ -82,15 +82,14 @@ struct TimedPlan {
 /// scenarios of one problem (one per P): they share every round, in one shuffled order,
 /// so a stretch of a noisy machine slows every P's plans alike and the choice between P
 /// compares runs made side by side. Observations (phase total, each with its plan's
-/// scenario) on the root, empty elsewhere; `communication` (root) gets the first run's
-/// trace; `label` names the problem in progress lines, `seed` varies the rounds' orders.
-/// Collective.
-std::vector<Observation> measure_program_end_to_end(const Session& session, const Program& program,
-                                                    const Image& image, const std::string& label, unsigned seed,
-                                                    const std::vector<TimedPlan>& plans,
-                                                    const Repetition& repetition, const Progress& progress,
-                                                    std::vector<ProgramStep>* communication = nullptr,
-                                                    RoundWatch* watch = nullptr);
+/// scenario) on the root, empty elsewhere; `communication` (root) gets each plan's trace,
+/// of its first timed run, in the plans' order; `label` names the problem in progress
+/// lines, `seed` varies the rounds' orders. Collective.
+std::vector<Observation> measure_program_end_to_end(
+    const Session& session, const Program& program, const Image& image, const std::string& label,
+    unsigned seed, const std::vector<TimedPlan>& plans, const Repetition& repetition,
+    const Progress& progress, std::vector<std::vector<ProgramStep>>* communication = nullptr,
+    RoundWatch* watch = nullptr);
 
 /// MPI_Dims_create(procs, 2) (local).
 std::array<int, 2> mpi_dims(int procs);

@@ -97,4 +97,19 @@ std::vector<int> loop_rounds(const ProgramDescription& program,
   return out;
 }
 
+ProgramDescription with_loop_rounds(ProgramDescription program, const std::vector<int>& rounds) {
+  std::size_t k = 0;
+  for (auto& s : program.steps) {
+    if (s.expected_rounds <= 0) continue;
+    if (k == rounds.size()) break;
+    s.expected_rounds = std::max(1, rounds[k++]);
+  }
+  const auto loops = std::size_t(std::count_if(program.steps.begin(), program.steps.end(),
+                                               [](const ProgramStep& s) { return s.expected_rounds > 0; }));
+  if (k != loops || rounds.size() != loops)
+    throw InvalidArgument("a program of " + std::to_string(loops) + " loop(s) given rounds for " +
+                          std::to_string(rounds.size()));
+  return program;
+}
+
 }  // namespace tessera::validation

@@ -45,4 +45,12 @@ std::vector<Plan> covering_plans(Grid grid);
 std::vector<int> loop_rounds(const ProgramDescription& program,
                              const std::vector<ProgramStep>& communication);
 
+/// `program` with each iterative operation's expected rounds set to the rounds a run made
+/// (`rounds`, one per loop in order, as loop_rounds gives them; at least 1 each): the
+/// program as that run executed it, for pricing the run. A loop's trip count depends on
+/// the data, not on the machine; the scheduler's estimate (tessera-plan
+/// --hysteresis-rounds) is an input of the models, not one of their figures. Throws
+/// InvalidArgument unless `rounds` has one entry per loop.
+ProgramDescription with_loop_rounds(ProgramDescription program, const std::vector<int>& rounds);
+
 }  // namespace tessera::validation
