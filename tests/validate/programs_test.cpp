@@ -135,29 +135,12 @@ TEST(ValidatePrograms, LoopRoundsCountTheTrace) {
   EXPECT_EQ(loop_rounds(d, trace), (std::vector<int>{5}));
 }
 
-TEST(ValidatePrograms, ARunIsPricedAtTheRoundsItsLoopsRan) {
-  const auto d = app_program("edges", 1).describe(256, 256);
-  int loops = 0;
-  for (const auto& s : d.steps) loops += s.expected_rounds > 0;
-  ASSERT_EQ(loops, 1);
-  const auto expected =
-      std::find_if(d.steps.begin(), d.steps.end(), [](auto& s) { return s.expected_rounds > 0; });
-  ASSERT_EQ(expected->expected_rounds, 3);
-  const auto two = with_loop_rounds(d, {2});
-  ASSERT_EQ(two.steps.size(), d.steps.size());
-  // Only the loop end's trip count changes.
-  for (std::size_t i = 0; i < d.steps.size(); ++i) {
-    EXPECT_EQ(two.steps[i].operation, d.steps[i].operation);
-    EXPECT_EQ(two.steps[i].kind, d.steps[i].kind);
-    EXPECT_EQ(two.steps[i].repeat_first, d.steps[i].repeat_first);
-    EXPECT_EQ(two.steps[i].expected_rounds, d.steps[i].expected_rounds > 0 ? 2 : 0);
-  }
-  EXPECT_EQ(with_loop_rounds(d, {0}).steps[std::size_t(expected - d.steps.begin())].expected_rounds, 1);
-  EXPECT_THROW(with_loop_rounds(d, {}), InvalidArgument);
-  EXPECT_THROW(with_loop_rounds(d, {2, 2}), InvalidArgument);
-  const auto gauss = app_program("gauss", 1).describe(256, 256);
-  EXPECT_NO_THROW(with_loop_rounds(gauss, {}));
-  EXPECT_THROW(with_loop_rounds(gauss, {2}), InvalidArgument);
+TEST(ValidatePrograms, RoundsRanNameTheGridsOnlyWhenTheyDiffer) {
+  EXPECT_EQ(rounds_ran({{"1x2", {2}}, {"2x1", {2}}}, 0), "2");
+  EXPECT_EQ(rounds_ran({{"2x1", {3}}, {"1x2", {2}}}, 0), "2 (1x2), 3 (2x1)");
+  EXPECT_EQ(rounds_ran({{"1x1", {2, 4}}}, 1), "4");
+  EXPECT_EQ(rounds_ran({{"1x1", {2}}}, 1), "");
+  EXPECT_EQ(rounds_ran({}, 0), "");
 }
 
 TEST(ValidatePrograms, SummaryCarriesEachAppsFigures) {

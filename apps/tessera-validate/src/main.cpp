@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -219,11 +218,8 @@ void attach_predictions(std::vector<Observation>& observations, const std::vecto
 }
 
 // An app's program: each observed plan priced by every model (price_program, as the
-// search prices its candidates) as its grid's runs executed it (`as_run`: by grid, the
-// program with its loops' rounds; `program` for a grid not there), its phases grouped as
-// Program::run times them.
+// search prices its candidates), its phases grouped as Program::run times them.
 void attach_program_predictions(std::vector<Observation>& observations, const ProgramDescription& program,
-                                const std::map<std::string, ProgramDescription>& as_run,
                                 const std::vector<std::string>& models,
                                 const scheduler::MachineParams& machine) {
   std::map<std::pair<std::string, std::string>, scheduler::PhaseMicros> priced;
@@ -231,14 +227,11 @@ void attach_program_predictions(std::vector<Observation>& observations, const Pr
     for (const auto& m : models) {
       const auto key = std::pair(describe(o.plan), m);
       auto it = priced.find(key);
-      if (it == priced.end()) {
-        const auto ran = as_run.find(to_string(o.plan.grid));
-        const ProgramDescription& p = ran == as_run.end() ? program : ran->second;
+      if (it == priced.end())
         it = priced
-                 .emplace(key, as_measured(p, scheduler::price_program(p, o.plan, scheduler::parse_model(m),
-                                                                       machine)))
+                 .emplace(key, as_measured(program, scheduler::price_program(
+                                                        program, o.plan, scheduler::parse_model(m), machine)))
                  .first;
-      }
       const auto& t = it->second;
       o.predicted[m] = o.phase == Phase::scatter    ? t.scatter
                        : o.phase == Phase::exchange ? t.exchange
@@ -521,48 +514,25 @@ std::vector<Halo> communicated_halos(const ProgramDescription& description) {
   return out;
 }
 
-// The program as each grid of scenario `scenario` ran it: its loops' rounds from the
-// first timed run of the grid's first plan (`traces`, one per plan of `plans`); a grid
-// without a run gets the rounds most of the others ran (fewest rounds on a tie). Adds a
-// note of the rounds against the scheduler's estimate, which the models' choices used.
-// Root only.
-std::map<std::string, ProgramDescription> program_as_run(const Scenario& sc, int scenario,
-                                                         const ProgramDescription& program,
-                                                         const std::vector<TimedPlan>& plans,
-                                                         const std::vector<std::vector<ProgramStep>>& traces,
-                                                         const std::vector<Grid>& grids, Results& r) {
-  if (std::none_of(program.steps.begin(), program.steps.end(), [](auto& s) { return s.expected_rounds > 0; }))
-    return {};
-  std::map<std::string, std::vector<int>> rounds;
+// The rounds each iterative operation of scenario `scenario` ran, each grid's from the
+// first timed run of its first plan (`traces`, one per plan of `plans`), against the
+// scheduler's estimate, which the models price. A region grows across tiles one round at
+// a time, so the rounds may differ by grid. Root only.
+void note_loop_rounds(const Scenario& sc, int scenario, const ProgramDescription& program,
+                      const std::vector<TimedPlan>& plans,
+                      const std::vector<std::vector<ProgramStep>>& traces, Results& r) {
+  std::map<std::string, std::vector<int>> rounds;  // by grid
   for (std::size_t k = 0; k < plans.size() && k < traces.size(); ++k)
     if (plans[k].scenario == scenario && !traces[k].empty())
       rounds.emplace(to_string(plans[k].plan.grid), loop_rounds(program, traces[k]));
-  if (rounds.empty()) return {};
-  std::map<std::vector<int>, int> votes;
-  for (const auto& [grid, ran] : rounds) ++votes[ran];
-  const auto most =
-      std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  std::map<std::string, ProgramDescription> out;
-  for (const Grid& g : grids) {
-    const auto it = rounds.find(to_string(g));
-    out.emplace(to_string(g), with_loop_rounds(program, it == rounds.end() ? most->first : it->second));
-  }
   std::size_t k = 0;
   for (const auto& s : program.steps) {
     if (s.expected_rounds <= 0) continue;
-    std::string ran;  // "2" when every grid ran as many, else "2 (1x2), 3 (2x1)"
-    std::set<int> distinct;
-    for (const auto& [grid, n] : rounds) distinct.insert(n[k]);
-    for (const auto& [grid, n] : rounds)
-      ran +=
-          (ran.empty() ? "" : ", ") + std::to_string(n[k]) + (distinct.size() > 1 ? " (" + grid + ")" : "");
-    if (distinct.size() == 1) ran = std::to_string(*distinct.begin());
-    r.notes.push_back(to_string(sc) + ": " + s.operation + " ran " + ran +
-                      " rounds; the models priced the runs at them and chose their plans with the expected " +
-                      std::to_string(s.expected_rounds));
-    ++k;
+    const std::string ran = rounds_ran(rounds, k++);
+    if (!ran.empty())
+      r.notes.push_back(to_string(sc) + ": " + s.operation + " ran " + ran + " rounds, the models priced " +
+                        std::to_string(s.expected_rounds));
   }
-  return out;
 }
 
 // What one scenario (one P) holds between its phases and its end-to-end runs.
@@ -573,7 +543,6 @@ struct Staged {
   std::vector<Observation> phases;
   std::vector<std::pair<std::string, Plan>> baselines;
   std::vector<Plan> plans;
-  std::vector<Grid> grids;  // the feasible ones (every rank agrees)
 };
 
 // One scenario's first half: predict, measure the phases, choose the end-to-end plans.
@@ -609,11 +578,12 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   const Progress report = session.is_root() ? progress : Progress{};
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
-  session.agree([&] {
-    st.phases =
-        measure_program_phases(session, program, image, sc, st.index, grids, by_exchange, rep, report, &r.watch);
-  }, Session::Wait::sleep);
-  st.grids = grids;
+  session.agree(
+      [&] {
+        st.phases = measure_program_phases(session, program, image, sc, st.index, grids, by_exchange, rep,
+                                           report, &r.watch);
+      },
+      Session::Wait::sleep);
   std::string plan_text;
   st.baselines = baselines_for(sc);
   for (auto& b : st.baselines) b.second = executed_as(b.second, sc.width, sc.height, halos, gathered);
@@ -668,9 +638,9 @@ void run_problem(const Session& session, const Options& o, const Parameters& par
         attach_predictions(st.phases, st.predictions);
         attach_predictions(mine, st.predictions);
       } else {
-        const auto as_run = program_as_run(sc, st.index, *st.description, plans, traces, st.grids, r);
-        attach_program_predictions(st.phases, *st.description, as_run, params.usable, params.loaded.params);
-        attach_program_predictions(mine, *st.description, as_run, params.usable, params.loaded.params);
+        attach_program_predictions(st.phases, *st.description, params.usable, params.loaded.params);
+        attach_program_predictions(mine, *st.description, params.usable, params.loaded.params);
+        note_loop_rounds(sc, st.index, *st.description, plans, traces, r);
       }
       for (auto& ob : st.phases) r.observations.push_back(std::move(ob));
       for (auto& ob : mine) r.observations.push_back(std::move(ob));

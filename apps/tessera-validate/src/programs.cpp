@@ -1,6 +1,7 @@
 #include "tessera/validate/programs.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "tessera/apps/corners.hpp"
 #include "tessera/apps/edges.hpp"
@@ -97,19 +98,15 @@ std::vector<int> loop_rounds(const ProgramDescription& program,
   return out;
 }
 
-ProgramDescription with_loop_rounds(ProgramDescription program, const std::vector<int>& rounds) {
-  std::size_t k = 0;
-  for (auto& s : program.steps) {
-    if (s.expected_rounds <= 0) continue;
-    if (k == rounds.size()) break;
-    s.expected_rounds = std::max(1, rounds[k++]);
-  }
-  const auto loops = std::size_t(std::count_if(program.steps.begin(), program.steps.end(),
-                                               [](const ProgramStep& s) { return s.expected_rounds > 0; }));
-  if (k != loops || rounds.size() != loops)
-    throw InvalidArgument("a program of " + std::to_string(loops) + " loop(s) given rounds for " +
-                          std::to_string(rounds.size()));
-  return program;
+std::string rounds_ran(const std::map<std::string, std::vector<int>>& by_grid, std::size_t loop) {
+  std::set<int> distinct;
+  for (const auto& [grid, n] : by_grid)
+    if (loop < n.size()) distinct.insert(n[loop]);
+  if (distinct.size() == 1) return std::to_string(*distinct.begin());
+  std::string out;
+  for (const auto& [grid, n] : by_grid)
+    if (loop < n.size()) out += (out.empty() ? "" : ", ") + std::to_string(n[loop]) + " (" + grid + ")";
+  return out;
 }
 
 }  // namespace tessera::validation

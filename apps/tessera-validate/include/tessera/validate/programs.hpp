@@ -2,6 +2,7 @@
 // The apps' programs (tessera::Program) as tessera-validate runs and prices them: which
 // program, which plans cover every algorithm, and the scheduler's phases grouped the
 // way Program::run(..., PhaseSeconds*) times them. Pure: no MPI.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,12 +46,9 @@ std::vector<Plan> covering_plans(Grid grid);
 std::vector<int> loop_rounds(const ProgramDescription& program,
                              const std::vector<ProgramStep>& communication);
 
-/// `program` with each iterative operation's expected rounds set to the rounds a run made
-/// (`rounds`, one per loop in order, as loop_rounds gives them; at least 1 each): the
-/// program as that run executed it, for pricing the run. A loop's trip count depends on
-/// the data, not on the machine; the scheduler's estimate (tessera-plan
-/// --hysteresis-rounds) is an input of the models, not one of their figures. Throws
-/// InvalidArgument unless `rounds` has one entry per loop.
-ProgramDescription with_loop_rounds(ProgramDescription program, const std::vector<int>& rounds);
+/// The rounds loop `loop` ran on each grid (`by_grid`: grid name -> loop_rounds of one of
+/// its runs) as a note says them: "2" when every grid ran as many, else "2 (1x2), 3 (2x1)";
+/// empty when no grid has that loop.
+std::string rounds_ran(const std::map<std::string, std::vector<int>>& by_grid, std::size_t loop);
 
 }  // namespace tessera::validation
