@@ -122,7 +122,7 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
       ASSERT_TRUE(c.threads);
       EXPECT_EQ(*c.threads, 2);
     }
-  EXPECT_EQ(together, (std::map<int, int>{{1, 4}, {16, 4}, {128, 4}}));
+  EXPECT_EQ(together, (std::map<int, int>{{1, 4}, {4, 4}, {8, 4}, {16, 4}, {128, 4}}));
   std::set<int> call_distances;
   for (const auto& c : data.compute)
     if (c.operation == pdb::kComputePhaseCallAfter) call_distances.insert(c.taps);
