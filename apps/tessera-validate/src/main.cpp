@@ -1,8 +1,9 @@
 // tessera-validate: runs every candidate decomposition for real and compares the
 // measured phases and end-to-end times with each model's prediction (P-3PC paper
 // Figs. 9-11, log3P paper Figs. 10-11), then tells how good each model's choice was.
-#include <algorithm>
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,7 +11,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -220,8 +220,7 @@ void attach_predictions(std::vector<Observation>& observations, const std::vecto
 // An app's program: each observed plan priced by every model (price_program, as the
 // search prices its candidates), its phases grouped as Program::run times them.
 void attach_program_predictions(std::vector<Observation>& observations, const ProgramDescription& program,
-                                const std::vector<std::string>& models,
-                                const scheduler::MachineParams& machine) {
+                                const std::vector<std::string>& models, const scheduler::MachineParams& machine) {
   std::map<std::pair<std::string, std::string>, scheduler::PhaseMicros> priced;
   for (auto& o : observations)
     for (const auto& m : models) {
@@ -229,8 +228,8 @@ void attach_program_predictions(std::vector<Observation>& observations, const Pr
       auto it = priced.find(key);
       if (it == priced.end())
         it = priced
-                 .emplace(key, as_measured(program, scheduler::price_program(
-                                                        program, o.plan, scheduler::parse_model(m), machine)))
+                 .emplace(key, as_measured(program, scheduler::price_program(program, o.plan,
+                                                                             scheduler::parse_model(m), machine)))
                  .first;
       const auto& t = it->second;
       o.predicted[m] = o.phase == Phase::scatter    ? t.scatter
@@ -578,12 +577,10 @@ Staged stage_scenario(const Session& session, const Options& o, const Parameters
   const Progress report = session.is_root() ? progress : Progress{};
   // Ranks a scenario leaves idle wait asleep: spinning in MPI they would take the core
   // that the working ranks' threads were given (Session::threads_for) and the models price.
-  session.agree(
-      [&] {
-        st.phases = measure_program_phases(session, program, image, sc, st.index, grids, by_exchange, rep,
-                                           report, &r.watch);
-      },
-      Session::Wait::sleep);
+  session.agree([&] {
+    st.phases =
+        measure_program_phases(session, program, image, sc, st.index, grids, by_exchange, rep, report, &r.watch);
+  }, Session::Wait::sleep);
   std::string plan_text;
   st.baselines = baselines_for(sc);
   for (auto& b : st.baselines) b.second = executed_as(b.second, sc.width, sc.height, halos, gathered);
