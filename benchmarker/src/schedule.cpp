@@ -155,6 +155,13 @@ std::string load_text(std::optional<double> load_1min, unsigned cores, double cp
 
 bool throttled(double cpu_quota, unsigned cores) { return cpu_quota > 0 && cpu_quota < double(cores); }
 
+double quota_refill_us(double cpu_quota, double period_us, unsigned cores) {
+  if (cpu_quota < 0 || period_us < 0) throw InvalidArgument("a CPU quota and its period must be >= 0");
+  if (!throttled(cpu_quota, cores)) return 0;
+  if (period_us == 0) throw InvalidArgument("a CPU quota below the cores needs its period");
+  return 2 * period_us;
+}
+
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,
                                  double elapsed_s, const TimeRule& rule, std::optional<double> load_1min,
                                  unsigned cores, double cpu_quota) {

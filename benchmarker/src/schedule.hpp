@@ -134,6 +134,17 @@ std::string busy_machine_message(std::string_view mode, std::string_view cell, s
 /// True when a CPU quota (cores; 0 = none) leaves this process less than its cores.
 bool throttled(double cpu_quota, unsigned cores);
 
+/// How long both ranks of an inter-node P-3PC sample sleep before it, µs: two of the
+/// quota's periods (`period_us`, cfs_period_us) when a CPU quota throttles this process
+/// (throttled), else 0. A node that sleeps that long has ended any stop the sample before
+/// left it in and has its quota back when the message starts. Back-to-back samples meet
+/// the quota's stops in a phase that the emulated nodes' bring-up sets
+/// (benchmarker/README.md, "Inter-node samples under a quota"); the scheduler adds the
+/// stops a receive that waited meets (scheduler::Placement::wake_us). Throws
+/// InvalidArgument for a negative quota or period, or a throttling quota without a
+/// period. Pure.
+double quota_refill_us(double cpu_quota, double period_us, unsigned cores);
+
 /// The warning for a run that needed overtime but got every cell usable: the mode, how
 /// many cells were sampled after the budget, the elapsed time, the budget, and the load.
 std::string overtime_message(std::string_view mode, int cells, double elapsed_s, const TimeRule& rule,

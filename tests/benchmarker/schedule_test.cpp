@@ -6,6 +6,7 @@
 #include <string>
 
 #include "schedule.hpp"
+#include "tessera/error.hpp"
 
 namespace tb = tessera::bench;
 
@@ -214,6 +215,19 @@ TEST(TimeRule, BusyMachineMessageBlamesACpuQuotaBelowTheCores) {
             std::string::npos);
   EXPECT_FALSE(tb::throttled(0, 2));
   EXPECT_TRUE(tb::throttled(1.5, 2));
+}
+
+TEST(QuotaRefill, TwoPeriodsUnderAQuotaThatThrottlesNothingOtherwise) {
+  // The emulated 4 x 1 cluster: 0.45 of 2 cores per 2223 µs period.
+  EXPECT_DOUBLE_EQ(tb::quota_refill_us(0.45, 2223, 2), 4446);
+  EXPECT_DOUBLE_EQ(tb::quota_refill_us(1.5, 10000, 2), 20000);
+  // No quota, or one that covers the cores: the samples run back to back as before.
+  EXPECT_DOUBLE_EQ(tb::quota_refill_us(0, 0, 2), 0);
+  EXPECT_DOUBLE_EQ(tb::quota_refill_us(2, 10000, 2), 0);
+  EXPECT_DOUBLE_EQ(tb::quota_refill_us(3, 10000, 2), 0);
+  EXPECT_THROW(tb::quota_refill_us(0.45, 0, 2), tessera::InvalidArgument);
+  EXPECT_THROW(tb::quota_refill_us(-0.5, 2223, 2), tessera::InvalidArgument);
+  EXPECT_THROW(tb::quota_refill_us(0.45, -1, 2), tessera::InvalidArgument);
 }
 
 TEST(TimeRule, LocalRoundsOvertimeThenFailWithTheCellsName) {

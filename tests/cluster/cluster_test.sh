@@ -113,6 +113,26 @@ case $mode in
             fail "inter-node full path ($inter us) is not clearly above intra-node ($intra us) at $bytes bytes"
         echo "PASS: inter/intra = $(awk -v a="$intra" -v b="$inter" 'BEGIN { printf "%.1f", b / a }') at $bytes bytes"
         ;;
+    bench_quota)
+        # Under a CPU quota (the 4 x 1 cluster's 0.45 CPU, period 2223 µs, on two nodes),
+        # tessera-bench sleeps two periods before every inter-node P-3PC sample: the run
+        # completes within its cap, records the sleep in its config and stores inter-node
+        # rows at every paper size it measured.
+        bench=${3:?path of tessera-bench}
+        command -v sqlite3 >/dev/null || fail "sqlite3 not found (apt-get install sqlite3)"
+        db=$tmp/perfdb.sqlite
+        rc=0
+        cluster_run run --nodes 2 --ranks-per-node 1 --cpu 0.45 --cpu-period 2223 --wait 30 --timeout 120 -- \
+            "$bench" --quick --modes p3pc --max-seconds 20 --no-progress --perfdb "$db" || rc=$?
+        ((rc == 0)) || fail "tessera-bench under a CPU quota failed (exit $rc)"
+        refill=$(sqlite3 "$db" "SELECT json_extract(config, '$.inter_quota_refill_us') FROM runs
+                                WHERE tool = 'tessera-bench' AND status = 'complete'")
+        [[ $refill == 4446.0 || $refill == 4446 ]] || fail "config inter_quota_refill_us is '$refill', expected 4446"
+        n_inter=$(sqlite3 "$db" "SELECT count(DISTINCT bytes) FROM p3pc WHERE level = 'inter' AND blocks = 1
+                                 AND path = 'full' AND layout = 'cc' AND median_us > 0")
+        ((n_inter >= 5)) || fail "only $n_inter inter-node full,cc sizes stored (expected the 5 quick sizes or more)"
+        echo "PASS: refill $refill us recorded, $n_inter inter-node full,cc sizes stored"
+        ;;
     cpu)
         # --cpu 0.2 on a cluster brought up for this test: each node's group has the
         # quota, every rank sits in its node's group (/proc/self/cgroup: exact), and

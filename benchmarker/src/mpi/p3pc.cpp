@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -6,15 +7,18 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "../layouts.hpp"
 #include "../refine.hpp"
+#include "../schedule.hpp"
 #include "../stats.hpp"
 #include "driver.hpp"
 #include "modes.hpp"
+#include "tessera/cpu_quota.hpp"
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
@@ -71,9 +75,10 @@ Message message(TypeCache& cache, std::int64_t floats, bool contiguous, const Bl
 }
 
 // The job of one cell: a message of `floats` values on path p with layout l, shaped
-// as `shape` where noncontiguous.
-Job message_job(Kind kind, Path p, Layout l, std::int64_t floats, const BlockShape& shape) {
+// as `shape` where noncontiguous, after `refill_us` of sleep (refill_for).
+Job message_job(Kind kind, Path p, Layout l, std::int64_t floats, const BlockShape& shape, double refill_us) {
   Job j;
+  j.refill_us = refill_us;
   j.kind = kind;
   j.a = int(p);
   j.b = int(l);
@@ -133,6 +138,17 @@ double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Mess
 // latency of its send: 3-4x the steady per-message cost (benchmarker/README.md).
 constexpr int kBurst = 9;
 constexpr int kOvertimeBurst = 3;
+
+// The sleep before each sample of a pair at `level` (quota_refill_us): inter-node pairs
+// under a CPU quota that throttles this process. Intra-node pairs share one node's quota,
+// whose stops the scheduler does not price as a wait for another node's message.
+double refill_for(perfdb::Level level) {
+  if (level != perfdb::Level::inter) return 0;
+  const CpuQuota q = cpu_quota();
+  return quota_refill_us(q.cores, q.period_us, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void sleep_us(double us) { std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us)); }
 
 // The most of a pass's budget the paper's cells may take before the library-shaped ones
 // (measure_pass).
@@ -210,11 +226,23 @@ double sample(MPI_Comm pair, const Job& j, Buffers& buffers, TypeCache& cache) {
     const auto [sbuf, rbuf] = buffers.library(extent);
     std::fill_n(sbuf, extent, float(extent & 7));
     std::fill_n(rbuf, extent, 0.0f);
+    if (j.refill_us > 0) sleep_us(j.refill_us);  // after the rewrite, which spends quota too
     MPI_Barrier(pair);  // both ranks start each visit together
     return repetition(pair, me, path, s, r, sbuf, rbuf);
   }
   float* sbuf = buffers.paper_send.data();
   float* rbuf = buffers.paper_recv.data();
+  if (j.refill_us > 0) {
+    // Under a CPU quota a burst outlasts the quota's runs and meets its stops in a phase
+    // that the nodes' bring-up sets (benchmarker/README.md, "Inter-node samples under a
+    // quota"): one repetition after the quota refilled, after an empty round trip that
+    // leaves the peer waiting in its call as within a burst (the barrier's exit skew is
+    // not the message's).
+    sleep_us(j.refill_us);
+    MPI_Barrier(pair);
+    repetition(pair, me, Path::full, Message{0, MPI_FLOAT}, Message{0, MPI_FLOAT}, sbuf, rbuf);
+    return repetition(pair, me, path, s, r, sbuf, rbuf);
+  }
   MPI_Barrier(pair);
   // In overtime (a busy machine: every message may wait for a timeslice) a burst is
   // shorter, so the cells still short of samples get them within the cap.
@@ -276,6 +304,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
                   small_extent, huge_extent);
   TypeCache cache;
 
+  const double refill_us = refill_for(level);
   RoundScheduler sched(0, o.rule, 3), tile_sched(0, o.rule, 3);
   std::vector<Job> table, tile_table;
   std::map<CellKey, int> paper_cell;
@@ -286,7 +315,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
     for (Path p : kPaths)
       for (Layout l : kLayouts) {
         paper_cell[{int(p), int(l), floats}] = c++;
-        table.push_back(message_job(kPaper, p, l, floats, shape));
+        table.push_back(message_job(kPaper, p, l, floats, shape, refill_us));
       }
     return first;
   };
@@ -314,7 +343,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
         for (Path p : kPaths)
           for (Layout l : kLayouts) {
             const int c = tile_sched.add_cells(1);
-            tile_table.push_back(message_job(kTile, p, l, exact, shape));
+            tile_table.push_back(message_job(kTile, p, l, exact, shape, refill_us));
             tile_cells.push_back({c, p, l, exact, shape});
           }
       }
