@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -27,7 +26,6 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "sample_clock.hpp"
-#include "tessera/cpu_quota.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/latency_watch.hpp"
@@ -133,9 +131,7 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["sigmas"] = opt.sigmas;
   cfg["sync"] = "MPI_Barrier on the pair before each timed sample";
   // Under a CPU quota: inter-node P-3PC samples each after this sleep, one repetition each.
-  const tessera::CpuQuota quota = tessera::cpu_quota();
-  cfg["inter_quota_refill_us"] =
-      tb::quota_refill_us(quota.cores, quota.period_us, std::max(1u, std::thread::hardware_concurrency()));
+  cfg["inter_quota_refill_us"] = tb::quota_refill_us();
   cfg["p3pc_order"] =
       "each pass: the paper-shape cells first (at most half its budget), then the library-shaped ones";
   cfg["library_visit"] = "one repetition, after both ranks rewrote their send and receive spans";

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "tessera/cpu_quota.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/records.hpp"
 
@@ -160,6 +161,14 @@ double quota_refill_us(double cpu_quota, double period_us, unsigned cores) {
   if (!throttled(cpu_quota, cores)) return 0;
   if (period_us == 0) throw InvalidArgument("a CPU quota below the cores needs its period");
   return 2 * period_us;
+}
+
+double quota_refill_us() {
+  static const double us = [] {
+    const CpuQuota q = cpu_quota();
+    return quota_refill_us(q.cores, q.period_us, std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return us;
 }
 
 std::string busy_machine_message(std::string_view mode, std::string_view cell, std::size_t samples,

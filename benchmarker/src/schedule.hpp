@@ -144,6 +144,8 @@ bool throttled(double cpu_quota, unsigned cores);
 /// InvalidArgument for a negative quota or period, or a throttling quota without a
 /// period. Pure.
 double quota_refill_us(double cpu_quota, double period_us, unsigned cores);
+/// quota_refill_us for this process (tessera::cpu_quota, hardware threads), read once.
+double quota_refill_us();
 
 /// The warning for a run that needed overtime but got every cell usable: the mode, how
 /// many cells were sampled after the budget, the elapsed time, the budget, and the load.

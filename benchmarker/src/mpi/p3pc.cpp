@@ -18,7 +18,6 @@
 #include "../stats.hpp"
 #include "driver.hpp"
 #include "modes.hpp"
-#include "tessera/cpu_quota.hpp"
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
@@ -142,11 +141,7 @@ constexpr int kOvertimeBurst = 3;
 // The sleep before each sample of a pair at `level` (quota_refill_us): inter-node pairs
 // under a CPU quota that throttles this process. Intra-node pairs share one node's quota,
 // whose stops the scheduler does not price as a wait for another node's message.
-double refill_for(perfdb::Level level) {
-  if (level != perfdb::Level::inter) return 0;
-  const CpuQuota q = cpu_quota();
-  return quota_refill_us(q.cores, q.period_us, std::max(1u, std::thread::hardware_concurrency()));
-}
+double refill_for(perfdb::Level level) { return level == perfdb::Level::inter ? quota_refill_us() : 0; }
 
 void sleep_us(double us) { std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us)); }
 
