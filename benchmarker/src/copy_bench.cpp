@@ -2,8 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
+#include <cmath>
 #include <cstddef>
+#include <fstream>
 #include <numeric>
+#include <string>
+
+#include <unistd.h>
 
 #include "cost_row.hpp"
 #include "sample_clock.hpp"
@@ -93,7 +99,48 @@ std::vector<LocalSample> local_sample_order(std::size_t cells, std::size_t dista
 
 std::vector<std::pair<int, int>> after_copy_shapes() { return {{4096, 4}, {1024, 64}, {512, 512}, {1024, 2048}}; }
 
-std::vector<int> reuse_distances_mib() { return {1, 4, 16, 64, 128}; }
+namespace {
+// `base` (ascending), then the powers of two from 256 MiB while its largest distance, on
+// each of `ranks` ranks, falls short of `cache_mib` (at most 1024).
+std::vector<int> reaching_cache(std::vector<int> base, int cache_mib, int ranks, bool extended) {
+  if (!extended) return base;
+  for (int d = 256; d <= 1024 && double(ranks) * base.back() < double(cache_mib); d *= 2) base.push_back(d);
+  return base;
+}
+
+}  // namespace
+
+double cache_size_bytes(const std::string& text) {
+  std::size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &end);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  const char unit = end < text.size() ? char(std::toupper(static_cast<unsigned char>(text[end]))) : ' ';
+  if (!(v > 0) || !std::isfinite(v)) return 0;
+  return unit == 'K' ? v * 1024 : unit == 'M' ? v * 1048576 : unit == 'G' ? v * 1073741824.0 : v;
+}
+
+int last_level_cache_mib() {
+  double bytes = 0;
+  for (int i = 0; i < 16; ++i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string text;
+    if (!(f >> text)) continue;
+    bytes = std::max(bytes, cache_size_bytes(text));
+  }
+  if (bytes <= 0) {
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) bytes = double(l3);
+  }
+  return bytes > 0 ? int(std::ceil(bytes / 1048576.0)) : 0;
+}
+
+std::vector<int> reuse_distances_mib(int cache_mib, bool extended) {
+  return reaching_cache({1, 4, 16, 64, 128}, cache_mib, 1, extended);
+}
 
 std::vector<int> phase_call_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
 
@@ -246,7 +293,10 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
 // first, and past it. With 1, 16 and 128 alone the two-rank scatter's copies at 512²
 // (a node footprint of ~10 MiB) were priced between 2 and 32 MiB in log distance,
 // 0.14 ns a float, where tessera-gauss --step-times read 0.087.
-std::vector<int> together_distances_mib() { return {1, 4, 8, 16, 128}; }
+std::vector<int> together_distances_mib(int cache_mib, int ranks, bool extended) {
+  if (ranks < 1) throw InvalidArgument("copies together need at least one rank");
+  return reaching_cache({1, 4, 8, 16, 128}, cache_mib, ranks, extended);
+}
 
 std::vector<perfdb::ComputeCost> run_copies_together(const std::vector<std::pair<int, int>>& shapes,
                                                      const std::vector<int>& distances_mib, int rounds,

@@ -5,6 +5,7 @@
 // different strides. Local (no MPI); single-threaded, as those copies are.
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,15 +44,28 @@ std::vector<LocalSample> local_sample_order(std::size_t cells, std::size_t dista
 /// halo columns, narrow and tile-wide rows, up to an 8 MiB tile.
 std::vector<std::pair<int, int>> after_copy_shapes();
 
+/// The last-level cache, MiB rounded up: the largest cache the kernel lists for cpu 0
+/// (/sys/devices/system/cpu/cpu0/cache/index*/size), else sysconf's level-3 size; 0
+/// when neither says.
+int last_level_cache_mib();
+/// A cache size as sysfs writes it ("491520K", "32M", "1G", plain bytes), in bytes; 0 if
+/// it is not a positive size.
+double cache_size_bytes(const std::string& text);
+
 /// Reuse distances, MiB, at which run_copy_after times copies: from about a core's own
-/// cache to four times the last-level cache of this project's VM (32 MiB). Beyond that
-/// a copy costs about the same: at 256 MiB the six copy and mirror cells measured
-/// -5.1 ... +5.3 % from their 128 MiB values in six --quick launches (median +1.4 %),
-/// while a 256 MiB sweep per sample was half of the cells' time (0.4 s of a --quick
-/// run's 0.8-0.9 s per local pass). The scheduler holds a copy's cost at the largest
-/// distance beyond it, so runs of more than 128 MiB (4096² images) get copies ~1.4 %
-/// cheaper than a 256 MiB cell would price them.
-std::vector<int> reuse_distances_mib();
+/// cache to four times the last-level cache of this project's first VMs (32 MiB), 1, 4,
+/// 16, 64, 128; then, where the machine's last-level cache (`cache_mib`) is larger and
+/// `extended` (full runs), the powers of two from 256 until one reaches it (at most
+/// 1024): a copy only leaves the caches behind past them. On a VM with a 480 MiB L3 an
+/// independent probe's copy of a 2048² image (scripts/probes/idle_decay) read 0.28 ns a
+/// float hot, 0.44 after a 128 MiB sweep, 0.61 after 256 and 0.63 after 512, and the
+/// edges app's one-rank gathers at 2048² copied at 0.61, priced at 0.29 (README,
+/// thirty-ninth session). On a 32 MiB cache the six cells at 256 MiB measured -5.1 ...
+/// +5.3 % from their 128 MiB values (six --quick launches, the seventeenth session),
+/// while a 256 MiB sweep per sample was half the cells' time: --quick runs, and caches
+/// up to 128 MiB, stop at 128, and the scheduler holds a copy's cost at the largest
+/// distance beyond it.
+std::vector<int> reuse_distances_mib(int cache_mib, bool extended);
 
 /// Reuse distances, MiB, at which the executor's fixed cost per phase is timed: the
 /// copies' and 256 MiB, where it still grows (e.g. 245-315 us at 128, 338-488 at 256).
@@ -94,8 +108,11 @@ struct Together {
   std::function<double(double)> slowest;
 };
 
-/// Reuse distances, MiB, at which run_copies_together times the copies.
-std::vector<int> together_distances_mib();
+/// Reuse distances, MiB, at which run_copies_together times the copies, each of `ranks`
+/// ranks sweeping its own: 1, 4, 8, 16, 128, then, where `extended` (full runs) and the
+/// node's last-level cache (`cache_mib`) exceeds 128 MiB a rank, the powers of two from
+/// 256 until `ranks` of them reach it (at most 1024).
+std::vector<int> together_distances_mib(int cache_mib, int ranks, bool extended);
 
 /// run_copy_after's copies (no mirroring) timed on every rank of `together` at once:
 /// each sample (in run_copy_after's order), every rank touches its own buffers and

@@ -310,7 +310,7 @@ class Measurement {
         // an exchange does right after its tile was written whole, and what running a
         // phase's plan costs before it moves or copies anything: kLocalPasses passes,
         // each on buffers mapped afresh, combined (combine_passes). One sweep pool for all.
-        const auto distances = tb::reuse_distances_mib();
+        const auto distances = tb::reuse_distances_mib(tb::last_level_cache_mib(), !opt_.quick);
         const auto fresh_distances = tb::fresh_mirror_distances_mib();
         const auto call_distances = tb::phase_call_distances_mib();
         tb::ReuseSweep sweep(std::max({*std::max_element(distances.begin(), distances.end()),
@@ -421,7 +421,7 @@ class Measurement {
     if (!agreed([&] { node.emplace(session_.team(k)); })) return false;
     return agreed([&] {
       if (!node->active()) return;
-      const auto distances = tb::together_distances_mib();
+      const auto distances = tb::together_distances_mib(tb::last_level_cache_mib(), k, !opt_.quick);
       tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
       const tb::Together together{k, [&] { node->barrier(); }, [&](double v) { return node->max(v); }};
       auto rows = tb::run_copies_together(tb::after_copy_shapes(), distances, opt_.quick ? 5 : 9, sweep, together);

@@ -216,7 +216,8 @@ scheduler::CopyCost copy_of(const perfdb::RunData& run) {
 // ("mirror_after") and the executor's fixed cost ("phase_call_after") at that distance
 // when measured. A distance with a fixed cost alone (tessera-bench times it at 256 MiB,
 // beyond its last copy distance, where it still grows) gets the copies of the distance
-// before it, as the scheduler would hold them there. Empty when the run has none (runs
+// before it, as the scheduler would hold them there; a copy distance beyond the last
+// fixed cost holds that fixed cost. Empty when the run has none (runs
 // before them) or a distance has fewer than two copy widths.
 std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run) {
   struct AtDistance {
@@ -251,7 +252,9 @@ std::vector<scheduler::CopyAtDistance> copy_after_of(const perfdb::RunData& run)
       d.cost.mirror_row_ns = m.per_row_ns;
       d.cost.mirror_float_ns = m.per_float_ns;
     }
-    d.cost.call_us = at.call_us;
+    // A copy distance past the fixed cost's last (full runs time copies on to the
+    // last-level cache, the fixed cost to 256 MiB) holds the fixed cost before it.
+    d.cost.call_us = at.call_us > 0 || out.empty() ? at.call_us : out.back().cost.call_us;
     out.push_back(d);
   }
   return out;

@@ -245,7 +245,8 @@ double node_footprint_bytes(const ProgramDescription& program, const Partition& 
 }
 }  // namespace
 
-CopyCost copy_costs(const ProgramDescription& program, const Partition& part, const MachineParams& machine) {
+CopyCost copy_costs(const ProgramDescription& program, const Partition& part, const MachineParams& machine,
+                    const GatherSource& source) {
   // The local copies meet the cache state the run leaves: priced at its footprint, and,
   // when several of the grid's ranks share a node, as copied by them at once (a phase's
   // ranks copy their tiles at the same time).
@@ -269,7 +270,14 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
     int images = 1;
     for (const ProgramStep& s : program.steps)
       if (s.kind == Kind::gather) images = std::max(images, s.images);
-    const double outputs = on_node * images * tile;
+    // A gather of results that live in haloed tiles reads outputs a neighbourhood step
+    // read after they were computed (that is their halo), with the program's later steps
+    // in between: at the run's footprint, as the scatter's copies. tessera-validate's
+    // one-rank gathers of edges and corners at 2048² copied their haloed results at
+    // 0.61 and 0.48 ns a float where the copies after a sweep of the gathered outputs
+    // (two 2048² images) priced 0.29 (README, thirty-ninth session).
+    const bool haloed = source.halo.x > 0 || source.halo.y > 0;
+    const double outputs = haloed ? std::max(footprint, on_node * images * tile) : on_node * images * tile;
     copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
     copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(outputs, together));
     // The messages meet the run's footprint too, where the library-shaped P-3PC cells
@@ -404,6 +412,7 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   if (g.halos.empty()) g.halos.push_back(program.halo);
   if (cache && cache->per_halo.size() < g.halos.size()) cache->per_halo.resize(g.halos.size());
   const CopyCost copy = copy_costs(program, part, machine);
+  std::optional<CopyCost> haloed_copy;  // for gathers of results in haloed tiles, made once
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
                                          cache ? &cache->per_halo[h] : nullptr, copy));
@@ -418,11 +427,14 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     if (s.kind != Kind::gather || source == GatherSource{}) continue;
     auto it = std::find(g.gather_sources.begin(), g.gather_sources.end(), source);
     if (it == g.gather_sources.end()) {
+      const bool haloed = source.halo.x > 0 || source.halo.y > 0;
+      if (haloed && !haloed_copy) haloed_copy = copy_costs(program, part, machine, source);
       std::array<double, 3> costs{};
       for (GatherAlgorithm a : kGatherAlgorithms)
-        costs[std::size_t(a)] = pricing == Pricing::fast && part.procs() > kMaxSimulatedTreeRanks
-                                    ? std::numeric_limits<double>::infinity()
-                                    : price_plan(gather_plan(a, part, source), model, machine.placement, copy);
+        costs[std::size_t(a)] =
+            pricing == Pricing::fast && part.procs() > kMaxSimulatedTreeRanks
+                ? std::numeric_limits<double>::infinity()
+                : price_plan(gather_plan(a, part, source), model, machine.placement, haloed ? *haloed_copy : copy);
       g.gather_costs.push_back(costs);
       it = g.gather_sources.insert(g.gather_sources.end(), source);
     }

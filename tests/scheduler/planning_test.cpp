@@ -653,6 +653,20 @@ TEST(Planning, AFixedCostBeyondTheLastCopyDistanceKeepsTheCopiesBeforeIt) {
   const auto low = load_local_rows("fixed-below", rows);
   ASSERT_EQ(low.params.copy_after.size(), 3u);
   EXPECT_DOUBLE_EQ(low.params.copy_after[0].bytes, 4.0 * (1 << 20));
+  // Copies past the last fixed cost (a full run on a machine whose last-level cache is
+  // beyond 256 MiB times them on to it): their own copies, the fixed cost before them.
+  for (auto [floats, nrows] : {std::pair{4, 4096}, {64, 1024}, {512, 512}})
+    rows.push_back(local_row(perfdb::kComputeCopyAfter, 512, floats, nrows, 40.0, 0.9));
+  const auto far = load_local_rows("copies-beyond", rows);
+  ASSERT_EQ(far.params.copy_after.size(), 4u);
+  const auto& last = far.params.copy_after.back();
+  EXPECT_DOUBLE_EQ(last.bytes, 512.0 * (1 << 20));
+  EXPECT_NEAR(last.cost.call_us, 0.45, 1e-12);
+  EXPECT_NEAR(last.cost.us(512, 512), 512 * (40.0 + 512 * 0.9) / 1000, 1e-9);
+  // Between 256 and 512 MiB the copies blend in log distance, the fixed cost stays.
+  const scheduler::CopyCost between = far.params.copy_at(std::sqrt(256.0 * 512.0) * (1 << 20));
+  EXPECT_NEAR(between.call_us, 0.45, 1e-9);
+  EXPECT_NEAR(between.us(512, 512), 512 * (30.0 + 512 * 0.7) / 1000, 1e-9);
 }
 
 // The x-mirror of a fresh tile after a sweep of D MiB (mirror_fresh_after): each copy

@@ -302,6 +302,39 @@ TEST(ProgramPricing, AResultsCopyIntoItsImageAtLeastAtTheMeasuredRate) {
                    price_program(in_place, one, ModelKind::p3pc, m).phases.gather);
 }
 
+// A gather of results in haloed tiles reads outputs a neighbourhood step read after they
+// were computed: at the run's footprint, as the copies out of the user's image, not as
+// outputs just computed; results in tile-sized buffers of their own keep the outputs'
+// distance. The gather phase is priced with those costs, on one rank and on two.
+TEST(ProgramPricing, HaloedResultsAreGatheredAtTheRunsFootprint) {
+  ProgramDescription p = scatter_filter_gather();
+  p.steps.back().halo = Halo{2, 2};
+  p.steps.back().in_place = false;
+  MachineParams m = plain_copies();
+  const double MiB = 1 << 20;
+  m.copy_after = {{1 * MiB, CopyCost{2.0, 0.25}}, {64 * MiB, CopyCost{40.0, 1.0}}};
+  const auto model = make_model(ModelKind::p3pc, m);
+  for (Grid grid : {Grid{1, 1}, Grid{1, 2}}) {
+    const Partition part(p.width, p.height, grid);
+    const GatherSource haloed{Halo{2, 2}, false}, own{Halo{}, false};
+    const CopyCost at_halo = copy_costs(p, part, m, haloed), plain = copy_costs(p, part, m, own);
+    ASSERT_TRUE(at_halo.after_compute && plain.after_compute && at_halo.message_outputs);
+    // The haloed outputs at the footprint, the run's other copies' distance.
+    EXPECT_DOUBLE_EQ(at_halo.after_compute->row_ns(1024), at_halo.row_ns(1024)) << to_string(grid);
+    EXPECT_DOUBLE_EQ(at_halo.message_outputs->row_ns(1024), at_halo.message->row_ns(1024)) << to_string(grid);
+    EXPECT_GT(at_halo.after_compute->row_ns(1024), plain.after_compute->row_ns(1024)) << to_string(grid);
+    // Nothing else moves.
+    EXPECT_DOUBLE_EQ(at_halo.row_ns(1024), plain.row_ns(1024));
+    EXPECT_DOUBLE_EQ(at_halo.after_write->row_ns(1024), plain.after_write->row_ns(1024));
+    for (GatherAlgorithm a : {GatherAlgorithm::oft, GatherAlgorithm::sbt}) {
+      const Plan plan{grid, ScatterAlgorithm::oft, a, ExchangeAlgorithm::nonblocking};
+      EXPECT_NEAR(price_program(p, plan, ModelKind::p3pc, m).phases.gather,
+                  price_plan(gather_plan(a, part, haloed), *model, m.placement, at_halo), 1e-9)
+          << describe(plan);
+    }
+  }
+}
+
 TEST(ImageCopy, InterpolatedInLogPixelsAndHeldAtTheEnds) {
   ImageCopy c;
   EXPECT_TRUE(c.empty());

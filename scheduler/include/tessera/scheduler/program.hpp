@@ -154,8 +154,11 @@ ProgramCost price_pipeline(const PipelineDescription& pipeline, const Plan& plan
 /// a buffer just filled or the outputs just computed, and those out of and into the
 /// user's images at the executor's measured rates. The search prices every phase with
 /// them, and tessera-plan --timeline shows them; none (zero) on a machine without copy rows.
+/// For a gather of results in haloed tiles (`source.halo` non-zero) the outputs are read
+/// at the run's footprint rather than as just computed: a neighbourhood step read them
+/// after they were computed, and the program ran on.
 CopyCost copy_costs(const ProgramDescription& program, const Partition& partition,
-                    const MachineParams& machine);
+                    const MachineParams& machine, const GatherSource& source = {});
 
 /// {"plan": {...candidate...}, "predicted_us": {phases + "reduce"}, "operations":
 /// [{"operation", "predicted_us": {...}}], "steps": [{"index", "kind", "operation",
