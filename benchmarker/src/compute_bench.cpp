@@ -283,8 +283,11 @@ std::vector<PrimitiveKernel> primitive_kernels(bool quick) {
   // as a filter's: every tile. NMS and a hysteresis round with --quick on one tile: per
   // pixel they cost the same on every tile (this project's VM, 32 Ki to 2 Mi pixels:
   // NMS 33.0-33.5 ns, a hysteresis round 8.1-9.2 before its sweep became a vector loop).
+  // Hysteresis as a run has it: a scanning round (what every round costs) and the
+  // growing beyond it, once per run (a 480 MiB-L3 VM, 512² to 2048² of the edges maps:
+  // the first round 2.6-3.6 ns a pixel, the scans after it 0.5-0.7).
   k.push_back({kComputeLocalMax, 3, "xy"});
-  for (const char* op : {kComputeNms, kComputeHysteresis}) k.push_back({op, 3, "xy", quick});
+  for (const char* op : {kComputeNms, kComputeHysteresis, kComputeHysteresisGrowth}) k.push_back({op, 3, "xy", quick});
   // A minimum's or maximum's sweep and a count's, one thread as the executor runs them
   // (this project's VM, 1 Mi pixels: 0.06 ms each, the maximum's a vector loop since the
   // twenty-eighth session, 0.9-1.1 before; the exact sum's 5.4-5.9).
@@ -396,7 +399,11 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         SampleClock clock;
         const std::ptrdiff_t at = std::ptrdiff_t(radius) * stride + radius;
         const HysteresisMaps* maps = nullptr;
-        if (op == perfdb::kComputeHysteresis) {
+        const bool hysteresis = op == perfdb::kComputeHysteresis || op == perfdb::kComputeHysteresisGrowth;
+        auto round = [&] {
+          return detail::hysteresis_round(View{marks.data() + at, w, h, stride}, ConstView{maps->weak.data(), w, h, w});
+        };
+        if (hysteresis) {
           auto it = hysteresis_maps_of.find({w, h});
           if (it == hysteresis_maps_of.end())
             it = hysteresis_maps_of.emplace(std::pair{w, h}, hysteresis_maps(w, h)).first;
@@ -405,6 +412,8 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
           for (int y = 0; y < h; ++y)
             std::copy_n(maps->strong.data() + std::size_t(y) * w, w,
                         marks.data() + at + std::ptrdiff_t(y) * stride);
+          // A scanning round is timed after the round that grows, as a run meets it.
+          if (op == perfdb::kComputeHysteresis) sink = sink + round();
         }
         clock.start();
         // The executor's own kernels (tessera/detail/kernels.hpp), as program_run.cpp calls them.
@@ -422,10 +431,14 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         } else if (op == perfdb::kComputeLocalMax) {
           detail::run_local_max(in, out);
         } else if (op == perfdb::kComputeHysteresis) {
-          // A run's rounds: the first grows the marks, the others find nothing to grow.
-          for (int r = 0; r < detail::kExpectedHysteresisRounds; ++r)
-            sink = sink + detail::hysteresis_round(View{marks.data() + at, w, h, stride},
-                                                   ConstView{maps->weak.data(), w, h, w});
+          sink = sink + round();  // finds nothing to grow
+        } else if (op == perfdb::kComputeHysteresisGrowth) {
+          // The round that grows, less the scan right after it (the same marks, as warm).
+          sink = sink + round();
+          const double first = clock.elapsed_ns();
+          clock.start();
+          sink = sink + round();
+          return std::max(0.0, first - clock.elapsed_ns()) / (double(w) * h);
         } else if (op == perfdb::kComputeExtremum) {
           sink = sink + std::int64_t(detail::reduce_local(in, detail::Op::r_max).max);
         } else if (op == perfdb::kComputeCount) {
@@ -433,8 +446,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
         } else {
           sink = sink + detail::reduce_local(in, detail::Op::r_sum).sum.limbs[0];
         }
-        const double rounds = op == perfdb::kComputeHysteresis ? detail::kExpectedHysteresisRounds : 1;
-        return clock.elapsed_ns() / (double(w) * h * rounds);
+        return clock.elapsed_ns() / (double(w) * h);
       },
       progress);
 

@@ -67,7 +67,8 @@ inline constexpr char kSeparableIdentity[] = "identity";
 /// 3x3 and 5x5 neighbourhoods, reduce_local's three sweeps (the exact sum's, a
 /// minimum's or maximum's, a count's: until the twenty-eighth session the sum's priced
 /// all three, a maximum ~5x dear), and the neighbourhood operations with kernels of
-/// their own: non-maximum suppression, local maxima, a hysteresis round.
+/// their own: non-maximum suppression, local maxima, a hysteresis round that grows
+/// nothing and a hysteresis run's growing.
 /// `quick` keeps the fewest that still bracket each cost line.
 std::vector<PrimitiveKernel> primitive_kernels(bool quick);
 

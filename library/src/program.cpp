@@ -642,6 +642,9 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
       }
       case Stage::Kind::hysteresis: {
         compute(first.label, Primitive::pixelwise)->ops = 1;  // marks from the strong pixels
+        // The growing, once per run, whichever rounds it falls in; the loop's rounds each
+        // a scan that grows nothing.
+        compute(first.label, Primitive::hysteresis_growth)->taps = 3;
         const int loop = int(d.steps.size());
         ProgramStep* e = step(ProgramStep::Kind::exchange, first.label);
         e->halo = l.buffer_halo[std::size_t(st.nodes.front())];
@@ -651,6 +654,7 @@ ProgramDescription describe(const Graph& g, const Lowered& l, int width, int hei
         r->bytes = 8 * r->images;
         r->repeat_first = loop;
         r->expected_rounds = detail::kExpectedHysteresisRounds;
+        r->one_tile_rounds = detail::kOneTileHysteresisRounds;
         break;
       }
       case Stage::Kind::gather: {

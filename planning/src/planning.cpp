@@ -116,6 +116,7 @@ std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::Comput
   else if (c.operation == perfdb::kComputeNms) p.primitive = Primitive::nms;
   else if (c.operation == perfdb::kComputeLocalMax) p.primitive = Primitive::local_max;
   else if (c.operation == perfdb::kComputeHysteresis) p.primitive = Primitive::hysteresis;
+  else if (c.operation == perfdb::kComputeHysteresisGrowth) p.primitive = Primitive::hysteresis_growth;
   else if (c.operation == perfdb::kComputeExtremum) p.primitive = Primitive::extremum;
   else if (c.operation == perfdb::kComputeCount) p.primitive = Primitive::count;
   else return std::nullopt;
@@ -601,6 +602,10 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     if (!older.empty())
       out.notes.push_back("no " + older + " measurements: priced as a 3x3 filter, far cheaper than their own kernels "
                           "(rerun tessera-bench)");
+    if (c.has_own_primitive(Primitive::hysteresis) && !c.has_own_primitive(Primitive::hysteresis_growth))
+      out.notes.push_back(
+          "no hysteresis_growth measurements: hysteresis is priced at its rows' mean of three rounds, the growing "
+          "in them, on every grid alike (rerun tessera-bench)");
     std::string sweeps;
     for (Primitive p : {Primitive::extremum, Primitive::count})
       if (c.has_own_primitive(Primitive::reduction) && !c.has_own_primitive(p))

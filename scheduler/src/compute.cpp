@@ -47,6 +47,7 @@ int primitive_group(Primitive primitive, int axis) {
     case Primitive::hysteresis: return 7;
     case Primitive::extremum: return 8;
     case Primitive::count: return 9;
+    case Primitive::hysteresis_growth: return 10;
   }
   return 0;
 }
@@ -210,6 +211,10 @@ bool ComputeTable::has_own_primitive(Primitive primitive) const {
 }
 
 bool ComputeTable::has_primitive(Primitive primitive) const {
+  // A database written before the growing had rows of its own: its hysteresis rows are
+  // the mean of three rounds from the same marks, the first growing, which carries it.
+  if (primitive == Primitive::hysteresis_growth && !has_own_primitive(primitive))
+    return has_primitive(Primitive::hysteresis);
   return has_own_primitive(primitive) ||
          (neighbourhood_like(primitive) && has_own_primitive(Primitive::neighbourhood)) ||
          (reduction_like(primitive) && has_own_primitive(Primitive::reduction));
@@ -258,6 +263,8 @@ double ComputeTable::at_size(const PrimThreads& group, int size, double log_area
 double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w,
                                             int h) const {
   const auto& own = primitive_groups_[std::size_t(primitive_group(primitive, axis))];
+  if (primitive == Primitive::hysteresis_growth && own.empty() && has_primitive(Primitive::hysteresis))
+    return 0.0;  // an older database's hysteresis rows carry it (has_primitive)
   // Fallbacks: a separable pass along the other axis; a neighbourhood operation a
   // database written before it had rows of its own measured as a 3x3 filter; a
   // minimum's, maximum's or count's sweep as the exact sum's.

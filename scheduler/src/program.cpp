@@ -79,7 +79,7 @@ ProgramDescription describe_program(const PipelineDescription& pl) {
   return p;
 }
 
-std::vector<double> step_repeats(const ProgramDescription& program) {
+std::vector<double> step_repeats(const ProgramDescription& program, int procs) {
   const auto& steps = program.steps;
   std::vector<double> repeats(steps.size(), 1.0);
   for (std::size_t j = 0; j < steps.size(); ++j) {
@@ -89,7 +89,11 @@ std::vector<double> step_repeats(const ProgramDescription& program) {
       throw InvalidArgument("program step " + std::to_string(j) + " (" + s.operation +
                             ") ends a loop badly: repeat_first " + std::to_string(s.repeat_first) +
                             ", expected_rounds " + std::to_string(s.expected_rounds));
-    for (std::size_t i = std::size_t(s.repeat_first); i <= j; ++i) repeats[i] *= s.expected_rounds;
+    if (s.one_tile_rounds < 0)
+      throw InvalidArgument("program step " + std::to_string(j) + " (" + s.operation + ") has one_tile_rounds " +
+                            std::to_string(s.one_tile_rounds));
+    const int rounds = procs == 1 && s.one_tile_rounds > 0 ? s.one_tile_rounds : s.expected_rounds;
+    for (std::size_t i = std::size_t(s.repeat_first); i <= j; ++i) repeats[i] *= rounds;
   }
   return repeats;
 }
@@ -389,7 +393,9 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
                        Pricing pricing, ProgramCache* cache, int threads) {
   ProgramGrid g;
   const auto& steps = program.steps;
-  g.repeats = step_repeats(program);
+  // One tile's rounds where the growing is priced on its own; a database without it
+  // prices every grid at its hysteresis rows' mean of three rounds, as it was measured.
+  g.repeats = step_repeats(program, machine.compute.has_own_primitive(Primitive::hysteresis_growth) ? part.procs() : 0);
   g.why = infeasibility(part, program.halo);
   if (!g.why.empty()) return g;
   // Distinct halos of the scatters and exchanges; an exchange of no halo moves nothing.

@@ -195,18 +195,19 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   EXPECT_EQ(gaps, most_threads > 1 ? measured_gaps : std::set<int>());
   // The operation library's primitive kernels, each on every primitive tile and thread
   // count (quick: 2 pixel-wise, 2 + 2 separable, 2 neighbourhood, 1 reduction, and one
-  // each of NMS, local maxima, a hysteresis round, a maximum's sweep and a count's).
+  // each of NMS, local maxima, a hysteresis round, a hysteresis run's growing, a maximum's
+  // sweep and a count's).
   std::map<std::string, int> primitives;
   for (const auto& c : data.compute)
     for (const char* op : {pdb::kComputePixelwise, pdb::kComputeSeparable, pdb::kComputeNeighbourhood,
                            pdb::kComputeReduction, pdb::kComputeNms, pdb::kComputeLocalMax, pdb::kComputeHysteresis,
-                           pdb::kComputeExtremum, pdb::kComputeCount})
+                           pdb::kComputeHysteresisGrowth, pdb::kComputeExtremum, pdb::kComputeCount})
       if (c.operation == op) {
         ++primitives[c.operation];
         EXPECT_TRUE(c.threads) << c.operation;
         EXPECT_GE(c.taps, 1) << c.operation;
       }
-  ASSERT_EQ(primitives.size(), 9u);
+  ASSERT_EQ(primitives.size(), 10u);
   EXPECT_EQ(primitives[pdb::kComputePixelwise] * 2, primitives[pdb::kComputeSeparable]);
   EXPECT_EQ(primitives[pdb::kComputeNeighbourhood], primitives[pdb::kComputePixelwise]);
   EXPECT_EQ(primitives[pdb::kComputeReduction] * 2, primitives[pdb::kComputePixelwise]);
@@ -214,7 +215,8 @@ TEST(BenchRun, QuickRunIsCompleteWithAllTwelveP3pcCells) {
   // on 2 tiles of 4.
   EXPECT_EQ(primitives[pdb::kComputeLocalMax], primitives[pdb::kComputeReduction]);
   for (const char* op :
-       {pdb::kComputeNms, pdb::kComputeHysteresis, pdb::kComputeExtremum, pdb::kComputeCount})
+       {pdb::kComputeNms, pdb::kComputeHysteresis, pdb::kComputeHysteresisGrowth, pdb::kComputeExtremum,
+        pdb::kComputeCount})
     EXPECT_EQ(primitives[op] * 2, primitives[pdb::kComputeReduction]) << op;
 }
 

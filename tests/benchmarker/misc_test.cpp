@@ -230,7 +230,7 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
     }
   }
   EXPECT_EQ(ops, (std::set<std::string>{"pixelwise", "separable", "neighbourhood", "reduction", "nms", "local_max",
-                                        "hysteresis", "extremum", "count"}));
+                                        "hysteresis", "hysteresis_growth", "extremum", "count"}));
   // Several sizes of the pixel-wise sweep and of the separable pass per axis: a + b n.
   int pixelwise = 0, separable_x = 0;
   for (const auto& k : kernels) {

@@ -105,7 +105,8 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   const ProgramDescription d = apps::edges_program(o).describe(300, 200);
   // scatter, exchange(4,4), y passes (orders 0, 1), x passes (Lx, Ly), magnitude,
   // max reduction, exchange of M at 1, NMS, the thresholds (one fused sweep each),
-  // hysteresis (marks; loop: exchange 1, propagate, reduce), output scaling, a gather of
+  // hysteresis (marks, its growing once; loop: exchange 1, a round's scan, reduce), output
+  // scaling, a gather of
   // M (held in its tile of halo 1: the root copies its part) and one of the edges
   // (computed into the root's result).
   const std::vector<Kind> expected{
@@ -114,7 +115,7 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
       Kind::compute, Kind::reduce,                                                                 // max
       Kind::exchange, Kind::compute,                                                               // NMS
       Kind::compute, Kind::compute, Kind::compute,  // survivors, strong, weak
-      Kind::compute, Kind::exchange, Kind::compute, Kind::reduce,  // hysteresis
+      Kind::compute, Kind::compute, Kind::exchange, Kind::compute, Kind::reduce,  // hysteresis
       Kind::compute,                                               // * 255
       Kind::gather, Kind::gather};
   ASSERT_EQ(kinds(d), expected);
@@ -124,21 +125,24 @@ TEST(ProgramDescription, EdgesExchangesEachImageOnceAtItsOwnWidth) {
   EXPECT_EQ(d.steps[9].images, 1);  // only M: the derivatives are read at the centre only
   EXPECT_EQ(d.steps[10].primitive, Primitive::nms);  // its own kernel, not a 3x3 filter's
   EXPECT_EQ(d.steps[10].taps, 3);
-  EXPECT_EQ(d.steps[16].primitive, Primitive::hysteresis);
+  EXPECT_EQ(d.steps[15].primitive, Primitive::hysteresis_growth);  // once, outside the loop
+  EXPECT_EQ(d.steps[15].taps, 3);
+  EXPECT_EQ(d.steps[17].primitive, Primitive::hysteresis);
   EXPECT_EQ(d.steps[7].primitive, Primitive::extremum);  // max's own sweep, not the exact sum's
   EXPECT_EQ(d.steps[8].images, 2);  // max: {extreme, seen}, two 8-byte words
   EXPECT_EQ(d.steps[8].bytes, 16);
-  EXPECT_EQ(d.steps[17].images, 1);  // hysteresis: "changed?" as one word
-  EXPECT_EQ(d.steps[17].bytes, 8);
-  EXPECT_EQ(d.steps[15].halo, (Halo{1, 1}));
-  EXPECT_EQ(d.steps[17].repeat_first, 15);
-  EXPECT_GE(d.steps[17].expected_rounds, 1);
-  EXPECT_EQ(d.steps[19].images, 1);
-  EXPECT_EQ(d.steps[19].halo, (Halo{1, 1}));
-  EXPECT_FALSE(d.steps[19].in_place);
+  EXPECT_EQ(d.steps[18].images, 1);  // hysteresis: "changed?" as one word
+  EXPECT_EQ(d.steps[18].bytes, 8);
+  EXPECT_EQ(d.steps[16].halo, (Halo{1, 1}));
+  EXPECT_EQ(d.steps[18].repeat_first, 16);
+  EXPECT_EQ(d.steps[18].expected_rounds, 3);
+  EXPECT_EQ(d.steps[18].one_tile_rounds, 2);  // one tile: the first round grows every region
   EXPECT_EQ(d.steps[20].images, 1);
-  EXPECT_EQ(d.steps[20].halo, (Halo{}));
-  EXPECT_TRUE(d.steps[20].in_place);
+  EXPECT_EQ(d.steps[20].halo, (Halo{1, 1}));
+  EXPECT_FALSE(d.steps[20].in_place);
+  EXPECT_EQ(d.steps[21].images, 1);
+  EXPECT_EQ(d.steps[21].halo, (Halo{}));
+  EXPECT_TRUE(d.steps[21].in_place);
   EXPECT_EQ(d.halo, (Halo{4, 4}));
 }
 

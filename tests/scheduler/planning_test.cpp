@@ -842,6 +842,24 @@ TEST(Planning, AppProgramsHaveTheirExchangesAndLoops) {
   int looped = 0;
   for (double r : repeats) looped += r == 4;
   EXPECT_EQ(looped, 3);  // exchange, propagate (and count), allreduce of "changed"
+  EXPECT_EQ(scheduler::step_repeats(edges, 1), repeats);  // --hysteresis-rounds: one tile's too
+  // Without the override: 3 rounds on several tiles, 2 on one (the first round's flood
+  // fill grows every region to its end inside the tile), the growing once either way.
+  const auto plain = apps::describe_app("edges", 64, 48, apps::DescribeOptions{});
+  for (int procs : {0, 1, 2, 4}) {
+    const auto r = scheduler::step_repeats(plain, procs);
+    const int rounds = procs == 1 ? 2 : 3;
+    int in_loop = 0, growth = 0;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      in_loop += r[i] == rounds;
+      if (plain.steps[i].primitive == Primitive::hysteresis_growth && plain.steps[i].kind == ProgramStep::Kind::compute) {
+        ++growth;
+        EXPECT_EQ(r[i], 1.0) << procs;
+      }
+    }
+    EXPECT_EQ(in_loop, 3) << procs;
+    EXPECT_EQ(growth, 1) << procs;
+  }
   EXPECT_THROW(apps::describe_app("blur", 64, 48, o), InvalidArgument);
   o.rho = 0.0;
   EXPECT_THROW(apps::describe_app("corners", 64, 48, o), InvalidArgument);

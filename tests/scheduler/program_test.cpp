@@ -496,6 +496,53 @@ TEST(ProgramPricing, ASerialKernelCostsEachRankItsOneThreadRate) {
   EXPECT_NEAR(price_program(p, two, ModelKind::p3pc, m).phases.compute, (64 * 2 + 32 * 11) * 1e-3, 1e-12);
 }
 
+// A hysteresis loop as the library describes it: the growing once, a scanning round per
+// round, 3 rounds expected on several tiles and 2 on one (its first round's flood fill
+// grows every region to its end). Measured on 8x8 tiles, one thread: a scan 1 ns a pixel,
+// the growing 6. A database from before the growing had rows of its own (its hysteresis
+// rows the mean of three rounds, the growing in them) prices every grid at 3 rounds and
+// the growing 0, as before.
+TEST(ProgramPricing, AHysteresisLoopPaysItsGrowingOnceAndOneTileTwoRounds) {
+  using K = ProgramStep::Kind;
+  ProgramDescription p;
+  p.width = 8;
+  p.height = 8;
+  p.halo = Halo{1, 1};
+  p.steps = {comm(K::scatter, "input", 1, {1, 1}), compute("hysteresis", Primitive::hysteresis_growth, 3),
+             comm(K::exchange, "hysteresis", 1, {1, 1}), compute("hysteresis", Primitive::hysteresis, 3),
+             comm(K::reduce, "hysteresis", 1), comm(K::gather, "output", 1)};
+  p.steps[4].repeat_first = 2;
+  p.steps[4].expected_rounds = 3;
+  p.steps[4].one_tile_rounds = 2;
+  const MachineParams m = machine({{Primitive::hysteresis, 0, 3, 1, 8, 8, 1.0},
+                                   {Primitive::hysteresis_growth, 0, 3, 1, 8, 8, 6.0},
+                                   {Primitive::hysteresis, 0, 3, 1, 8, 4, 1.0},
+                                   {Primitive::hysteresis_growth, 0, 3, 1, 8, 4, 6.0}});
+  const auto compute_of = [&](const ProgramCost& c) {
+    double us = 0;
+    for (const auto& s : c.steps)
+      if (s.kind == K::compute) us += s.us;
+    return us;
+  };
+  // One rank: 64 px x (6 + 2 x 1) ns.
+  EXPECT_NEAR(compute_of(price_program(p, Plan{Grid{1, 1}}, ModelKind::p3pc, m)), 64 * 8e-3, 1e-12);
+  // Two ranks on 8x4 tiles, side by side: 32 px x (6 + 3 x 1) ns.
+  const Plan two{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  EXPECT_NEAR(compute_of(price_program(p, two, ModelKind::p3pc, m)), 32 * 9e-3, 1e-12);
+  // An older database: hysteresis rows alone (their mean of three rounds, 3 ns).
+  const MachineParams old = machine({{Primitive::hysteresis, 0, 3, 1, 8, 8, 3.0}});
+  EXPECT_TRUE(old.compute.has_primitive(Primitive::hysteresis_growth));
+  EXPECT_FALSE(old.compute.has_own_primitive(Primitive::hysteresis_growth));
+  EXPECT_EQ(old.compute.primitive_ns_per_pixel(Primitive::hysteresis_growth, 0, 3, 1, 8, 8), 0.0);
+  EXPECT_NEAR(compute_of(price_program(p, Plan{Grid{1, 1}}, ModelKind::p3pc, old)), 64 * 9e-3, 1e-12);
+  // No hysteresis rows at all: nothing prices the growing either.
+  const MachineParams none = machine({{Primitive::pixelwise, 0, 1, 1, 8, 8, 1.0}});
+  EXPECT_FALSE(none.compute.has_primitive(Primitive::hysteresis_growth));
+  // A negative one-tile count is a malformed loop.
+  p.steps[4].one_tile_rounds = -1;
+  EXPECT_THROW(step_repeats(p, 1), InvalidArgument);
+}
+
 TEST(PrimitiveTable, AMinimumsMaximumsOrCountsSweepOfItsOwnOrTheSumsInOlderDatabases) {
   const ComputeTable t({}, {},
                        {{Primitive::reduction, 0, 1, 1, 64, 64, 6.0},

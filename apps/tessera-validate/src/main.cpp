@@ -515,9 +515,11 @@ std::vector<Halo> communicated_halos(const ProgramDescription& description) {
 
 // The rounds each iterative operation of scenario `scenario` ran, each grid's from the
 // first timed run of its first plan (`traces`, one per plan of `plans`), against the
-// scheduler's estimate, which the models price. A region grows across tiles one round at
-// a time, so the rounds may differ by grid. Root only.
-void note_loop_rounds(const Scenario& sc, int scenario, const ProgramDescription& program,
+// scheduler's estimate, which the models price (on one rank the loop's one-tile rounds,
+// where the machine's database prices the growing on its own: `one_tile_priced`). A
+// region grows across tiles one round at a time, so the rounds may differ by grid. Root
+// only.
+void note_loop_rounds(const Scenario& sc, int scenario, const ProgramDescription& program, bool one_tile_priced,
                       const std::vector<TimedPlan>& plans,
                       const std::vector<std::vector<ProgramStep>>& traces, Results& r) {
   std::map<std::string, std::vector<int>> rounds;  // by grid
@@ -528,9 +530,11 @@ void note_loop_rounds(const Scenario& sc, int scenario, const ProgramDescription
   for (const auto& s : program.steps) {
     if (s.expected_rounds <= 0) continue;
     const std::string ran = rounds_ran(rounds, k++);
+    const int priced =
+        sc.procs == 1 && one_tile_priced && s.one_tile_rounds > 0 ? s.one_tile_rounds : s.expected_rounds;
     if (!ran.empty())
       r.notes.push_back(to_string(sc) + ": " + s.operation + " ran " + ran + " rounds, the models priced " +
-                        std::to_string(s.expected_rounds));
+                        std::to_string(priced));
   }
 }
 
@@ -637,7 +641,8 @@ void run_problem(const Session& session, const Options& o, const Parameters& par
       } else {
         attach_program_predictions(st.phases, *st.description, params.usable, params.loaded.params);
         attach_program_predictions(mine, *st.description, params.usable, params.loaded.params);
-        note_loop_rounds(sc, st.index, *st.description, plans, traces, r);
+        note_loop_rounds(sc, st.index, *st.description,
+                         params.loaded.params.compute.has_own_primitive(Primitive::hysteresis_growth), plans, traces, r);
       }
       for (auto& ob : st.phases) r.observations.push_back(std::move(ob));
       for (auto& ob : mine) r.observations.push_back(std::move(ob));

@@ -25,9 +25,12 @@ enum class Primitive {
   reduction,      ///< the exact sum's local sweep (sum, mean), folding the pixels into `ops` scalars
   nms,            ///< non-maximum suppression along each pixel's gradient direction (taps 3)
   local_max,      ///< 3x3 local maxima (taps 3)
-  hysteresis,     ///< one round of edge growth: a scan and a flood fill, one thread (taps 3)
+  hysteresis,     ///< one round of edge growth that grows nothing: its scan, one thread (taps 3)
   extremum,       ///< the local sweep of a minimum or maximum (`ops` scalars)
   count,          ///< the local sweep of a count of nonzero pixels (`ops` scalars)
+  /// what a hysteresis run's growing costs beyond its rounds' scans, once per run (the
+  /// flood fill grows each weak pixel once, whichever round reaches it; taps 3)
+  hysteresis_growth,
 };
 inline std::string_view to_string(Primitive p) {
   switch (p) {
@@ -40,6 +43,7 @@ inline std::string_view to_string(Primitive p) {
     case Primitive::hysteresis: return "hysteresis";
     case Primitive::extremum: return "extremum";
     case Primitive::count: return "count";
+    case Primitive::hysteresis_growth: return "hysteresis_growth";
   }
   return "?";
 }
@@ -49,7 +53,7 @@ inline std::string_view to_string(Primitive p) {
 /// them up, and ranks sharing a node run theirs side by side.
 constexpr bool runs_serially(Primitive p) {
   return p == Primitive::reduction || p == Primitive::extremum || p == Primitive::count ||
-         p == Primitive::hysteresis;
+         p == Primitive::hysteresis || p == Primitive::hysteresis_growth;
 }
 
 /// The local sweeps of a global reduction, each its own kernel.
@@ -93,8 +97,12 @@ struct ProgramStep {
   /// Iterative operations (hysteresis): the steps from `repeat_first` (an index into
   /// ProgramDescription::steps) up to this one repeat until a global "nothing
   /// changed"; `expected_rounds` is the scheduler's estimate (>= 1). 0 = not a loop end.
+  /// `one_tile_rounds`, when > 0, is what the loop runs when one tile holds the whole
+  /// image (hysteresis: 2, kOneTileHysteresisRounds), which the scheduler prices a
+  /// one-rank grid at instead.
   int repeat_first = -1;
   int expected_rounds = 0;
+  int one_tile_rounds = 0;
 
   /// reduce: bytes of each message of the allreduce, 8 * images (an exact sum's
   /// fixed-point limbs and counters are 136 bytes, a minimum or maximum's {extreme,

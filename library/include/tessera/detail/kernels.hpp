@@ -56,10 +56,13 @@ void run_local_max(ConstView src, View out);
 /// interior pixel changed. A round's sweep costs the same on any data; its flood fill
 /// grows each weak pixel once, so a run's first round costs the most.
 bool hysteresis_round(View out, ConstView weak);
-/// Expected rounds of a hysteresis loop, for the scheduler (a guess: 3); tessera-bench
-/// times that many rounds from the same marks, the first growing them, and prices their
-/// mean as "a round".
+/// Expected rounds of a hysteresis loop on more than one tile, for the scheduler (a
+/// guess: 3; a region grows across a tiles' border one round at a time, and two ranks
+/// ran 2-4 on the full validation list's random images).
 inline constexpr int kExpectedHysteresisRounds = 3;
+/// Rounds of a hysteresis loop on one tile: the first round's flood fill grows every
+/// region to its end, the second finds nothing to grow (1 if the first grows nothing).
+inline constexpr int kOneTileHysteresisRounds = 2;
 /// Initial marks: 1 where strong != 0.
 void hysteresis_init(ConstView strong, View out);
 

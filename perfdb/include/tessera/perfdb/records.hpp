@@ -283,13 +283,19 @@ inline constexpr char kComputeNms[] = "nms";
 /// twenty-eighth session the kernel is a vector loop whose cost does not depend on the data
 /// (before, its short-cut comparisons cost about twice as much on noise as on a smooth response).
 inline constexpr char kComputeLocalMax[] = "local_max";
-/// One round of hysteresis's edge growth (a scan and a flood fill; one thread whatever
-/// `threads` says), `taps` 3, axis "xy". Since the twenty-ninth session the mean of
-/// detail::kExpectedHysteresisRounds rounds from the same marks, as a run has them (the
-/// first grows, the others only sweep), on the edges app's own maps of noise
-/// (tessera::bench::hysteresis_maps); before, one round on random marks (2 % strong,
-/// 20 % weak).
+/// One round of hysteresis that grows nothing (its scan; one thread whatever `threads`
+/// says), `taps` 3, axis "xy", on the edges app's own maps of noise
+/// (tessera::bench::hysteresis_maps): the round after the one that grew them. Since the
+/// thirty-ninth session; from the twenty-ninth, the mean of three rounds from the same
+/// marks (the first growing, the others only scanning), which such runs' rows still
+/// hold (planning then prices the growing 0: those rows carry it); before, one round on
+/// random marks (2 % strong, 20 % weak).
 inline constexpr char kComputeHysteresis[] = "hysteresis";
+/// What a hysteresis run's growing costs beyond its rounds' scans, once per run: the
+/// first round from the strong marks less the scanning round right after it, per pixel,
+/// on the same maps as kComputeHysteresis; one thread, `taps` 3, axis "xy". Since the
+/// thirty-ninth session.
+inline constexpr char kComputeHysteresisGrowth[] = "hysteresis_growth";
 /// A reduction sweep folding the tile into `taps` scalars (the exact sum's sweep, taps 1; before
 /// the executor's kernels were timed, a double sum, min and max, taps 3); axis "".
 inline constexpr char kComputeReduction[] = "reduction";

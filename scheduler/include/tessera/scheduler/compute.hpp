@@ -81,7 +81,10 @@ class ComputeTable {
   bool prices_pipeline() const { return !points_.empty() || !pipeline_points_.empty(); }
   /// True when `primitive` can be priced: its own points were measured (either axis for
   /// separable), or for nms, local_max and hysteresis, 3x3 neighbourhood points (what a
-  /// database written before they had rows of their own priced them with).
+  /// database written before they had rows of their own priced them with), or for
+  /// hysteresis_growth, hysteresis (a database written before the growing had rows of
+  /// its own: its hysteresis rows, the mean of three rounds from the same marks, carry
+  /// it, and primitive_ns_per_pixel prices it 0).
   bool has_primitive(Primitive primitive) const;
   /// True when points of `primitive` itself were measured (either axis for separable).
   bool has_own_primitive(Primitive primitive) const;
@@ -181,7 +184,7 @@ class ComputeTable {
   static void index_shapes(PrimSize& size);  ///< fills widest and narrow from shapes
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
-  std::array<std::vector<PrimThreads>, 10> primitive_groups_;
+  std::array<std::vector<PrimThreads>, 11> primitive_groups_;
 };
 
 /// Compute time of one run of the pipeline (all exchanges) on the slowest tile class

@@ -26,11 +26,12 @@ namespace tessera::scheduler {
 /// gathered. Operation names: "input", "gaussian derivatives", "output". Pure.
 ProgramDescription describe_program(const PipelineDescription& pipeline);
 
-/// How often each step runs in one run of the program: the product of
-/// expected_rounds over the loops (repeat_first .. loop end) holding it. Throws
-/// InvalidArgument for a malformed loop (repeat_first outside [0, end], expected_rounds
-/// below 1).
-std::vector<double> step_repeats(const ProgramDescription& program);
+/// How often each step runs in one run of the program on `procs` ranks: the product of
+/// expected_rounds over the loops (repeat_first .. loop end) holding it, or on one rank
+/// of one_tile_rounds where a loop states them (0: not known). Throws InvalidArgument
+/// for a malformed loop (repeat_first outside [0, end], expected_rounds below 1,
+/// one_tile_rounds below 0).
+std::vector<double> step_repeats(const ProgramDescription& program, int procs = 0);
 
 /// The primitives the program's compute steps use that `table` has no points of
 /// (empty: every compute step can be priced).

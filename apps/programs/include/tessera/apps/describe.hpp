@@ -37,7 +37,10 @@ inline ProgramDescription describe_app(std::string_view name, int width, int hei
   auto with_rounds = [&](ProgramDescription d) {
     if (o.rounds)
       for (auto& s : d.steps)
-        if (s.expected_rounds > 0) s.expected_rounds = *o.rounds;
+        if (s.expected_rounds > 0) {
+          s.expected_rounds = *o.rounds;  // on every grid, one tile's too
+          s.one_tile_rounds = 0;
+        }
     return d;
   };
   if (name == "gauss") {
