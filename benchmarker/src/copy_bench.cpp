@@ -124,18 +124,21 @@ double cache_size_bytes(const std::string& text) {
 }
 
 int last_level_cache_mib() {
-  double bytes = 0;
-  for (int i = 0; i < 16; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::string text;
-    if (!(f >> text)) continue;
-    bytes = std::max(bytes, cache_size_bytes(text));
-  }
-  if (bytes <= 0) {
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l3 > 0) bytes = double(l3);
-  }
-  return bytes > 0 ? int(std::ceil(bytes / 1048576.0)) : 0;
+  static const int mib = [] {
+    double bytes = 0;
+    for (int i = 0; i < 16; ++i) {
+      std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+      std::string text;
+      if (!(f >> text)) continue;
+      bytes = std::max(bytes, cache_size_bytes(text));
+    }
+    if (bytes <= 0) {
+      const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+      if (l3 > 0) bytes = double(l3);
+    }
+    return bytes > 0 ? int(std::ceil(bytes / 1048576.0)) : 0;
+  }();
+  return mib;
 }
 
 std::vector<int> reuse_distances_mib(int cache_mib, bool extended) {

@@ -46,7 +46,7 @@ std::vector<std::pair<int, int>> after_copy_shapes();
 
 /// The last-level cache, MiB rounded up: the largest cache the kernel lists for cpu 0
 /// (/sys/devices/system/cpu/cpu0/cache/index*/size), else sysconf's level-3 size; 0
-/// when neither says.
+/// when neither says. Read once per process.
 int last_level_cache_mib();
 /// A cache size as sysfs writes it ("491520K", "32M", "1G", plain bytes), in bytes; 0 if
 /// it is not a positive size.

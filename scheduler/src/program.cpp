@@ -247,19 +247,28 @@ double node_footprint_bytes(const ProgramDescription& program, const Partition& 
   if (on_node > 1) bytes += double(on_node - 1) * double(mapped_on(program, plan, 1, nullptr).total());
   return bytes;
 }
-}  // namespace
 
-CopyCost copy_costs(const ProgramDescription& program, const Partition& part, const MachineParams& machine,
-                    const GatherSource& source) {
+// The footprint the copies are priced at: node_footprint_bytes, which replays the run's
+// buffers through the pool (once per grid, shared by the copies and the messages), or 0
+// on a machine without copy_after rows, whose copies have one state.
+double copy_footprint(const ProgramDescription& program, const Partition& part,
+                      const MachineParams& machine) {
+  return machine.copy_after.empty() ? 0.0 : node_footprint_bytes(program, part, machine.placement);
+}
+
+// A gather's results live in haloed tiles: a neighbourhood step read them after they
+// were computed.
+bool haloed(const GatherSource& source) { return source.halo.x > 0 || source.halo.y > 0; }
+
+// copy_costs at a footprint already computed; `haloed_outputs` for a gather of results
+// in haloed tiles.
+CopyCost copy_costs_at(const ProgramDescription& program, const Partition& part, const MachineParams& machine,
+                       double footprint, bool haloed_outputs) {
   // The local copies meet the cache state the run leaves: priced at its footprint, and,
   // when several of the grid's ranks share a node, as copied by them at once (a phase's
   // ranks copy their tiles at the same time).
   const int on_node = machine.placement.ranks_on_node(part.procs());
   const bool together = on_node > 1;
-  // Replays the run's buffers through the pool: once per grid, shared by the copies and
-  // the messages below.
-  const double footprint =
-      machine.copy_after.empty() ? 0.0 : node_footprint_bytes(program, part, machine.placement);
   CopyCost copy = machine.copy_after.empty() ? machine.copy : machine.copy_at(footprint, together);
   // Except the copies that read what the run has just written: a buffer a message or
   // MPI's collective has just filled (the node's ranks have touched about a tile each
@@ -280,8 +289,8 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
     // one-rank gathers of edges and corners at 2048² copied their haloed results at
     // 0.61 and 0.48 ns a float where the copies after a sweep of the gathered outputs
     // (two 2048² images) priced 0.29 (README, thirty-ninth session).
-    const bool haloed = source.halo.x > 0 || source.halo.y > 0;
-    const double outputs = haloed ? std::max(footprint, on_node * images * tile) : on_node * images * tile;
+    const double just_computed = on_node * images * tile;
+    const double outputs = haloed_outputs ? std::max(footprint, just_computed) : just_computed;
     copy.after_write = std::make_shared<const CopyCost>(machine.copy_at(on_node * tile, together));
     copy.after_compute = std::make_shared<const CopyCost>(machine.copy_at(outputs, together));
     // The messages meet the run's footprint too, where the library-shaped P-3PC cells
@@ -311,6 +320,12 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
   copy.from_image = at_least(machine.image_copy, copy);
   copy.into_image = at_least(machine.result_copy, copy_reading(copy, Store::output));
   return copy;
+}
+}  // namespace
+
+CopyCost copy_costs(const ProgramDescription& program, const Partition& part, const MachineParams& machine,
+                    const GatherSource& source) {
+  return copy_costs_at(program, part, machine, copy_footprint(program, part, machine), haloed(source));
 }
 
 namespace detail {
@@ -417,7 +432,8 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   // step names one).
   if (g.halos.empty()) g.halos.push_back(program.halo);
   if (cache && cache->per_halo.size() < g.halos.size()) cache->per_halo.resize(g.halos.size());
-  const CopyCost copy = copy_costs(program, part, machine);
+  const double footprint = copy_footprint(program, part, machine);  // one pool replay for both
+  const CopyCost copy = copy_costs_at(program, part, machine, footprint, false);
   std::optional<CopyCost> haloed_copy;  // for gathers of results in haloed tiles, made once
   for (std::size_t h = 0; h < g.halos.size(); ++h)
     g.comm.push_back(price_communication(model, part, g.halos[h], machine.placement, pricing,
@@ -433,14 +449,15 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     if (s.kind != Kind::gather || source == GatherSource{}) continue;
     auto it = std::find(g.gather_sources.begin(), g.gather_sources.end(), source);
     if (it == g.gather_sources.end()) {
-      const bool haloed = source.halo.x > 0 || source.halo.y > 0;
-      if (haloed && !haloed_copy) haloed_copy = copy_costs(program, part, machine, source);
+      const bool at_halo = haloed(source);
+      if (at_halo && !haloed_copy) haloed_copy = copy_costs_at(program, part, machine, footprint, true);
       std::array<double, 3> costs{};
       for (GatherAlgorithm a : kGatherAlgorithms)
         costs[std::size_t(a)] =
             pricing == Pricing::fast && part.procs() > kMaxSimulatedTreeRanks
                 ? std::numeric_limits<double>::infinity()
-                : price_plan(gather_plan(a, part, source), model, machine.placement, haloed ? *haloed_copy : copy);
+                : price_plan(gather_plan(a, part, source), model, machine.placement,
+                             at_halo ? *haloed_copy : copy);
       g.gather_costs.push_back(costs);
       it = g.gather_sources.insert(g.gather_sources.end(), source);
     }
