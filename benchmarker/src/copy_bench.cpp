@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <numeric>
 #include <string>
 
@@ -154,8 +156,17 @@ std::size_t half_floats(int mib) { return (std::size_t(mib) << 20) / sizeof(floa
 ReuseSweep::ReuseSweep(int largest_mib) : largest_mib_(largest_mib) {
   if (largest_mib < 1) throw InvalidArgument("reuse distance must be at least 1 MiB");
   const std::size_t half = half_floats(largest_mib);
-  in_ = detail::allocate_floats(half);
-  out_ = detail::allocate_floats(half);
+  // Outside the image pool, on the kernel's ordinary pages: the pool advises huge pages,
+  // and faulting 256 MiB of them in took 1.1 s a launch on a VM whose free memory the
+  // kernel had to compact first (0.14 s in ordinary pages; the sweep's cache footprint is
+  // the same).
+  auto ordinary = [](std::size_t floats) {
+    void* p = std::malloc(floats * sizeof(float));
+    if (!p) throw std::bad_alloc();
+    return detail::FloatBuffer(static_cast<float*>(p));  // FreeFloats frees what the pool did not map
+  };
+  in_ = ordinary(half);
+  out_ = ordinary(half);
   std::fill_n(in_.get(), half, 1.0f);
   std::fill_n(out_.get(), half, 0.0f);
 }
@@ -168,6 +179,108 @@ void ReuseSweep::run(int mib) {
   float* o = out_.get();
   const float* i = in_.get();
   for (std::size_t j = 0; j < n; ++j) o[j] = 0.5f * i[j] + 1.0f;
+  swept_mib_ += mib;
+}
+
+double ReuseSweep::seconds_per_mib() {
+  const int mib = std::min(largest_mib_, 128);
+  run(mib);
+  double best = 0;
+  for (int k = 0; k < 2; ++k) {
+    SampleClock clock;
+    clock.start();
+    run(mib);
+    const double s = clock.elapsed_ns() * 1e-9;
+    best = k == 0 ? s : std::min(best, s);
+  }
+  return best / mib;
+}
+
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+// The x-mirror run_copy_after times besides its copies: both sides of a 2048-row tile
+// 2048 wide, halos 4 and 32.
+constexpr int kMirrorSide = 2048;
+constexpr int kMirrorHalos[] = {4, 32};
+
+void check_rounds(int wanted, int least) {
+  if (least < 1 || least > wanted) throw InvalidArgument("a local part needs 1 <= least rounds <= wanted rounds");
+}
+
+double sum_of(const std::vector<int>& distances_mib) {
+  return std::accumulate(distances_mib.begin(), distances_mib.end(), 0.0);
+}
+
+// MiB a run of each shape's copy touches (read and written).
+double copies_mib(const std::vector<std::pair<int, int>>& shapes) {
+  double mib = 0;
+  for (auto [rows, floats] : shapes) mib += 2.0 * double(rows) * floats * sizeof(float) / kMiB;
+  return mib;
+}
+
+// A part in local_sample_order: per (cell, D) block an untimed sample, then a round's;
+// each sample runs its cell twice (touched, timed) around one sweep.
+SweptPart blocks_part(double cells, double cell_runs_mib, const std::vector<int>& distances_mib, int wanted,
+                      int least) {
+  check_rounds(wanted, least);
+  const double per_round = cells * sum_of(distances_mib) + double(distances_mib.size()) * 2.0 * cell_runs_mib;
+  return {wanted, least, per_round, per_round};
+}
+
+}  // namespace
+
+SweptPart copy_after_part(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& distances_mib,
+                          int wanted, int least) {
+  double mirrors_mib = 0;
+  for (int halo : kMirrorHalos) mirrors_mib += 2.0 * 2.0 * kMirrorSide * halo * sizeof(float) / kMiB;
+  return blocks_part(double(shapes.size() + std::size(kMirrorHalos)), copies_mib(shapes) + mirrors_mib,
+                     distances_mib, wanted, least);
+}
+
+SweptPart copies_together_part(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& distances_mib,
+                               int wanted, int least) {
+  return blocks_part(double(shapes.size()), copies_mib(shapes), distances_mib, wanted, least);
+}
+
+SweptPart mirror_fresh_part(const std::vector<int>& sides, const std::vector<int>& halos,
+                            const std::vector<int>& distances_mib, int wanted, int least) {
+  check_rounds(wanted, least);
+  // Each sample: copied and mirrored, swept, copied and mirrored again.
+  double tiles_mib = 0;
+  for (int side : sides)
+    for (int halo : halos)
+      tiles_mib += 2.0 * 2.0 * (double(side) * side + 2.0 * side * halo) * sizeof(float) / kMiB;
+  const double per_round = double(sides.size() * halos.size()) * sum_of(distances_mib) +
+                           double(distances_mib.size()) * tiles_mib;
+  return {wanted, least, 0.0, per_round};
+}
+
+SweptPart phase_call_after_part(const std::vector<int>& distances_mib, int wanted, int least) {
+  check_rounds(wanted, least);
+  const double per_sample = sum_of(distances_mib);  // one sweep before each, the warm-up's too
+  return {wanted, least, per_sample, per_sample};
+}
+
+std::vector<int> fit_rounds(const std::vector<SweptPart>& parts, double seconds_per_mib, double share_s) {
+  auto rounds_at = [&](double f) {
+    std::vector<int> r;
+    for (const SweptPart& p : parts) r.push_back(std::max(p.least, int(std::floor(p.wanted * f + 1e-9))));
+    return r;
+  };
+  auto seconds = [&](const std::vector<int>& r) {
+    double mib = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) mib += parts[i].mib(r[i]);
+    return mib * seconds_per_mib;
+  };
+  if (seconds(rounds_at(1.0)) <= share_s) return rounds_at(1.0);
+  double lo = 0, hi = 1;  // rounds_at(hi) does not fit
+  for (int k = 0; k < 60; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (seconds(rounds_at(mid)) <= share_s ? lo : hi) = mid;
+  }
+  return rounds_at(lo);
 }
 
 namespace {
@@ -234,10 +347,8 @@ std::vector<perfdb::ComputeCost> run_copy_after(const std::vector<std::pair<int,
   const std::vector<AfterCopy> copies = after_copies(shapes);
   // The executor's own mirroring along x (tessera::mirror_image_edges: each row fills
   // its halo columns from its edge), both sides of a 2048-row tile 2048 wide, with two
-  // halo widths (per row, per float), each on a tile of its own (they would share the
-  // edges' cache lines).
-  constexpr int kMirrorSide = 2048;
-  constexpr int kMirrorHalos[] = {4, 32};
+  // halo widths (kMirrorHalos; per row, per float), each on a tile of its own (they
+  // would share the edges' cache lines).
   constexpr int kMaxHalo = 32;
   const int mirror_stride = kMirrorSide + 2 * kMaxHalo;
   const std::size_t mirror_floats = std::size_t(mirror_stride) * mirror_stride;

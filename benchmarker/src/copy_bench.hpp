@@ -82,11 +82,47 @@ class ReuseSweep {
   int largest_mib() const { return largest_mib_; }
   /// Throws InvalidArgument outside [1, largest_mib].
   void run(int mib);
+  /// MiB swept by run() so far.
+  double swept_mib() const { return swept_mib_; }
+  /// Seconds a sweep takes per MiB at the largest distance: one sweep untimed, then the
+  /// faster of two (at most 128 MiB each).
+  double seconds_per_mib();
 
  private:
   int largest_mib_ = 0;
+  double swept_mib_ = 0;
   detail::FloatBuffer in_, out_;
 };
+
+/// What one part of the local benchmarks moves through memory, in MiB: its sweeps (a
+/// sweep of D MiB touches D) and its cells' own copies (a copy of B bytes touches 2 B),
+/// once (`fixed_mib`: untimed warm-ups) and per timed round; and the rounds it asks for
+/// and the fewest it accepts.
+struct SweptPart {
+  int wanted = 1, least = 1;
+  double fixed_mib = 0, per_round_mib = 0;
+  double mib(int rounds) const { return fixed_mib + double(rounds) * per_round_mib; }
+};
+
+/// The parts, as run_copy_after, run_mirror_fresh, time_phase_call_after (every
+/// distance) and run_copies_together (one rank's share) run them with `wanted` rounds
+/// (samples per distance for the phase calls). Throw InvalidArgument on least < 1 or
+/// least > wanted.
+SweptPart copy_after_part(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& distances_mib,
+                          int wanted, int least);
+SweptPart mirror_fresh_part(const std::vector<int>& sides, const std::vector<int>& halos,
+                            const std::vector<int>& distances_mib, int wanted, int least);
+SweptPart phase_call_after_part(const std::vector<int>& distances_mib, int wanted, int least);
+SweptPart copies_together_part(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& distances_mib,
+                               int wanted, int least);
+
+/// Rounds for `parts` whose memory traffic, at `seconds_per_mib`, takes at most
+/// `share_s`: every part's wanted rounds scaled by one factor in (0, 1] (rounded down,
+/// never below its least), the largest factor that fits; the wanted rounds when they fit
+/// (always when share_s is infinite), the least when even those do not. What --quick
+/// runs do with the local benchmarks, whose sweeps take as long as the machine's memory
+/// makes them (benchmarker/README.md, "A quick run's time"). Pure.
+std::vector<int> fit_rounds(const std::vector<SweptPart>& parts, double seconds_per_mib, double share_s);
 
 /// Times copies of `shapes` (rows, floats per row) in the cache state a pipeline leaves
 /// them (perfdb::kComputeCopyAfter), and the executor's mirroring along x of a 2048-row

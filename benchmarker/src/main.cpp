@@ -214,6 +214,10 @@ class Measurement {
     return pdb::with_slow_passes(pdb::compute_quality(data.p3pc), slow_starts_);
   }
   std::string error;  ///< the lowest failing rank's message; empty if every mode succeeded
+  /// The local passes' rounds (copy_after, mirror_fresh, phase calls per distance) and
+  /// the copies together's, as run (empty / 0 when not run).
+  const std::vector<int>& local_rounds() const { return local_rounds_; }
+  int together_rounds() const { return together_rounds_; }
 
   // Runs every mode; stops at the first that fails on any rank. With other modes to run,
   // P-3PC's first pass runs in its turn and its later passes between them: one midway
@@ -262,6 +266,24 @@ class Measurement {
     carry_ = std::max(0.0, given - seconds_since(t0));
   }
 
+  // Compute's parts' shares of its time (the mode's budget and what the modes before it
+  // left): the derivative pipeline, the plain copies, and the sweeps of the local passes
+  // and of the copies together, which a quick run fits into theirs at the machine's
+  // sweep rate (full runs take all their rounds); the primitive kernels get what is left
+  // (at least 0.2). Quick runs give the pipeline less, so that the run stays near its
+  // --max-seconds where memory is slow (benchmarker/README.md, "A quick run's time").
+  enum class Part { pipeline, copy, local, together, after };
+  double share(Part p) const {
+    switch (p) {
+      case Part::pipeline: return opt_.quick ? 0.35 : 0.65;
+      case Part::copy: return opt_.quick ? 0.1 : 0.15;
+      case Part::local: return 0.25;
+      case Part::together: return 0.05;
+      case Part::after: return 0.12;  // gathers, scatters and the copies together (quick runs)
+    }
+    return 0;
+  }
+
   // One agreement on every rank; false (and error set) if the step failed anywhere.
   bool agreed(const std::function<void()>& step) {
     try {
@@ -293,7 +315,7 @@ class Measurement {
     bool ok = agreed([&] {
       if (!session_.is_root()) return;
       auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
-      data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, 0.65 * given,
+      data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, share(Part::pipeline) * given,
                                      progress_for(budget, "compute"));
       part_done("pipeline");
     });
@@ -303,7 +325,7 @@ class Measurement {
       if (!session_.is_root()) return;
       {
         // The copies and mirroring the communication phases do locally.
-        auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, 0.15 * given,
+        auto copies = tb::run_copy(tb::copy_shapes(opt_.quick), opt_.rule, share(Part::copy) * given,
                                    progress_for(budget, "compute/copy"));
         part_done("copy");
         // The same copies in the cache state a pipeline's run leaves them, the mirroring
@@ -316,14 +338,25 @@ class Measurement {
         tb::ReuseSweep sweep(std::max({*std::max_element(distances.begin(), distances.end()),
                                        *std::max_element(fresh_distances.begin(), fresh_distances.end()),
                                        *std::max_element(call_distances.begin(), call_distances.end())}));
+        const std::vector<int> fresh_sides{256, 512, 1024, 2048}, fresh_halos{4, 32};
+        // A quick run fits their rounds into a share of the budget at this machine's
+        // sweep rate; a full one takes them all.
+        const std::vector<tb::SweptPart> parts{
+            tb::copy_after_part(tb::after_copy_shapes(), distances, opt_.quick ? 7 : 15, 2),
+            tb::mirror_fresh_part(fresh_sides, fresh_halos, fresh_distances, opt_.quick ? 5 : 15, 2),
+            tb::phase_call_after_part(call_distances, tb::kPhaseCallAfterSamples, 3)};
+        const auto rounds =
+            opt_.quick ? tb::fit_rounds(parts, tb::kLocalPasses * sweep.seconds_per_mib(), share(Part::local) * given)
+                       : tb::fit_rounds(parts, 0, 0);
+        local_rounds_ = rounds;
         std::vector<std::vector<pdb::ComputeCost>> passes;
         for (int pass = 0; pass < tb::kLocalPasses; ++pass) {
           tessera::release_free_image_buffers();  // the previous pass's buffers go back to the kernel
-          auto rows = tb::run_copy_after(tb::after_copy_shapes(), distances, opt_.quick ? 7 : 15, sweep);
-          auto fresh = tb::run_mirror_fresh({256, 512, 1024, 2048}, {4, 32}, fresh_distances, opt_.quick ? 5 : 15, sweep);
+          auto rows = tb::run_copy_after(tb::after_copy_shapes(), distances, rounds[0], sweep);
+          auto fresh = tb::run_mirror_fresh(fresh_sides, fresh_halos, fresh_distances, rounds[1], sweep);
           rows.insert(rows.end(), fresh.begin(), fresh.end());
           rows.push_back(tb::time_phase_call(*solo));
-          for (int mib : call_distances) rows.push_back(tb::time_phase_call_after(*solo, sweep, mib));
+          for (int mib : call_distances) rows.push_back(tb::time_phase_call_after(*solo, sweep, mib, rounds[2]));
           passes.push_back(std::move(rows));
         }
         const auto local = tb::combine_passes(passes);
@@ -349,7 +382,10 @@ class Measurement {
         }
         // The operation library's primitive kernels, which price a program's compute:
         // what is left of the share (at least a fifth of it).
-        const double left = std::max(0.2 * given, given - compute_s());
+        // A quick run counts the P-3PC pass midway too and keeps a share for the parts
+        // after the primitives (gathers, scatters, the copies together).
+        const double left = opt_.quick ? std::max(0.15 * given, given - seconds_since(t0) - share(Part::after) * given)
+                                       : std::max(0.2 * given, given - compute_s());
         auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
                                              threads, opt_.rule, left, progress_for(budget, "compute/primitives"));
         part_done("primitives");
@@ -378,7 +414,7 @@ class Measurement {
                           });
     if (scatters) part_done("scatters");
     budget_done_ += budget;
-    const bool together = scatters && copies_together();
+    const bool together = scatters && copies_together(share(Part::together) * given);
     if (together) part_done("together");
     return together;
   }
@@ -414,7 +450,9 @@ class Measurement {
   // The same copies while every rank of rank 0's node copies too, as a phase's ranks
   // copy their tiles at once (mpirun fills nodes in blocks: ranks 0..k-1 share it).
   // Nothing to time with one rank per node.
-  bool copies_together() {
+  // A quick run fits the rounds into `share_s` (rank 0's) at the rate its ranks sweep at
+  // once.
+  bool copies_together(double share_s) {
     const int k = std::min(session_.size(), session_.ranks_per_node());
     if (k < 2) return true;
     std::optional<tessera::Team> node;
@@ -424,7 +462,16 @@ class Measurement {
       const auto distances = tb::together_distances_mib(tb::last_level_cache_mib(), k, !opt_.quick);
       tb::ReuseSweep sweep(*std::max_element(distances.begin(), distances.end()));
       const tb::Together together{k, [&] { node->barrier(); }, [&](double v) { return node->max(v); }};
-      auto rows = tb::run_copies_together(tb::after_copy_shapes(), distances, opt_.quick ? 5 : 9, sweep, together);
+      int rounds = opt_.quick ? 5 : 9;
+      if (opt_.quick) {
+        node->barrier();
+        const double rate = node->max(sweep.seconds_per_mib());
+        const auto part = tb::copies_together_part(tb::after_copy_shapes(), distances, rounds, 2);
+        const int fitted = tb::fit_rounds({part}, rate, share_s).front();
+        rounds = int(node->max(session_.is_root() ? double(fitted) : 0.0));
+      }
+      together_rounds_ = rounds;
+      auto rows = tb::run_copies_together(tb::after_copy_shapes(), distances, rounds, sweep, together);
       if (session_.is_root()) data.compute.insert(data.compute.end(), rows.begin(), rows.end());
     });
   }
@@ -520,6 +567,8 @@ class Measurement {
   bool spread_ = false;                           // P-3PC's later passes run between the other modes
   std::vector<std::optional<tb::P3pcPasses>> p3pc_;  // per pair (members only)
   double p3pc_later_s_ = 0;                       // wall time of all P-3PC passes after the first
+  std::vector<int> local_rounds_;                 // the local passes' rounds (copy_after, mirror, calls)
+  int together_rounds_ = 0;                       // run_copies_together's rounds
   std::optional<tessera::Team> quiet_pair_;        // world ranks 0 and 1, when passes wait
   tessera::LatencyWatch latency_;                  // no budget until watch_latency() gives one
   int slow_starts_ = 0;
@@ -574,6 +623,11 @@ void report(const Measurement& m, pdb::Id run, std::chrono::steady_clock::time_p
                seconds_list(m.wall).c_str());
   if (!m.compute_parts.empty())
     std::fprintf(stderr, "tessera-bench: compute's parts on rank 0 (%s )\n", seconds_list(m.compute_parts).c_str());
+  if (m.local_rounds().size() == 3)
+    std::fprintf(stderr,
+                 "tessera-bench: local passes' rounds: copy_after %d, mirror_fresh_after %d, phase_call_after %d; "
+                 "copies together %d\n",
+                 m.local_rounds()[0], m.local_rounds()[1], m.local_rounds()[2], m.together_rounds());
   const tessera::LatencyWatch& w = m.latency();
   if (w.waited_s() > 0 || m.slow_starts() > 0)
     std::fprintf(

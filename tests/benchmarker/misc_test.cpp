@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -385,6 +386,78 @@ TEST(ReuseDistances, CacheSizesReadAsSysfsWritesThem) {
   EXPECT_EQ(tb::cache_size_bytes(""), 0.0);
   EXPECT_EQ(tb::cache_size_bytes("none"), 0.0);
   EXPECT_EQ(tb::cache_size_bytes("-4K"), 0.0);
+}
+
+// What the local parts say they move is what the benchmarks sweep, plus their cells'
+// copies counted by hand (a copy of B bytes touches 2 B; each sample runs its cell twice).
+TEST(LocalRounds, PartsCountWhatTheBenchmarksSweepAndCopy) {
+  constexpr double MiB = 1048576.0;
+  const std::vector<std::pair<int, int>> shapes{{16, 4}, {8, 512}};
+  const std::vector<int> distances{1, 2};
+  {
+    tb::ReuseSweep sweep(2);
+    tb::run_copy_after(shapes, distances, 2, sweep);
+    EXPECT_EQ(sweep.swept_mib(), 4.0 * 3 * 3);  // 2 shapes + 2 mirrors, 1 + 2 MiB, 2 rounds + 1 untimed
+    // Shapes 16 x 4 and 8 x 512 floats, the x-mirror of 2048 rows both sides at halos 4, 32.
+    const double run_bytes = 2.0 * 4 * (16 * 4 + 8 * 512) + 2.0 * 4 * 2 * 2048 * (4 + 32);
+    const double copies_mib = 2 * run_bytes * 2 * 3 / MiB;  // twice a sample, 2 distances, 3 samples
+    EXPECT_DOUBLE_EQ(tb::copy_after_part(shapes, distances, 2, 1).mib(2), sweep.swept_mib() + copies_mib);
+  }
+  {
+    tb::ReuseSweep sweep(2);
+    const tb::Together together{2, [] {}, [](double v) { return v; }};
+    tb::run_copies_together(shapes, distances, 3, sweep, together);
+    EXPECT_EQ(sweep.swept_mib(), 2.0 * 3 * 4);
+    const double copies_mib = 2 * (2.0 * 4 * (16 * 4 + 8 * 512)) * 2 * 4 / MiB;
+    EXPECT_DOUBLE_EQ(tb::copies_together_part(shapes, distances, 3, 1).mib(3), sweep.swept_mib() + copies_mib);
+  }
+  {
+    tb::ReuseSweep sweep(2);
+    tb::run_mirror_fresh({8, 16}, {1, 2}, distances, 2, sweep);
+    EXPECT_EQ(sweep.swept_mib(), 4.0 * 3 * 2);  // 4 tiles, 1 + 2 MiB, 2 rounds, no warm-up
+    // A copy of side² floats in, then the mirror: 2 side x halo floats read and written.
+    double sample_bytes = 0;
+    for (int side : {8, 16})
+      for (int halo : {1, 2}) sample_bytes += 2 * 4.0 * (2.0 * side * side + 2.0 * 2 * side * halo);
+    EXPECT_DOUBLE_EQ(tb::mirror_fresh_part({8, 16}, {1, 2}, distances, 2, 1).mib(2),
+                     sweep.swept_mib() + sample_bytes * 2 * 2 / MiB);
+  }
+  // The phase calls' sweeps: one per sample and one before the warm-up, per distance.
+  EXPECT_EQ(tb::phase_call_after_part({1, 4, 16}, 9, 3).mib(9), 21.0 * 10);
+  EXPECT_THROW(tb::copy_after_part(shapes, distances, 2, 3), tessera::InvalidArgument);
+  EXPECT_THROW(tb::phase_call_after_part(distances, 2, 0), tessera::InvalidArgument);
+}
+
+TEST(LocalRounds, FitScalesEveryPartByOneFactorWithinItsLeast) {
+  const std::vector<tb::SweptPart> parts{{8, 2, 100, 100}, {4, 2, 0, 50}, {10, 4, 10, 10}};
+  auto seconds = [&](const std::vector<int>& r) {
+    double mib = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) mib += parts[i].mib(r[i]);
+    return mib * 1e-3;  // 1 ms per MiB
+  };
+  const std::vector<int> wanted{8, 4, 10}, least{2, 2, 4};
+  EXPECT_NEAR(seconds(wanted), 1.21, 1e-12);
+  EXPECT_EQ(tb::fit_rounds(parts, 1e-3, 1.21 + 1e-12), wanted);
+  EXPECT_NE(tb::fit_rounds(parts, 1e-3, 1.2), wanted);
+  EXPECT_EQ(tb::fit_rounds(parts, 1e-3, std::numeric_limits<double>::infinity()), wanted);
+  EXPECT_EQ(tb::fit_rounds(parts, 0, 0), wanted);  // full runs: no rate, no share
+  EXPECT_EQ(tb::fit_rounds(parts, 1e-3, 0), least);  // nothing fits: the least
+  EXPECT_EQ(tb::fit_rounds(parts, 1e-3, 0.1), least);
+  // In between: the largest common factor that fits. At 0.7 s: factor 0.6 gives 4, 2, 6
+  // rounds (0.67 s); 5/8 gives 5, 2, 6 (0.77 s).
+  EXPECT_EQ(tb::fit_rounds(parts, 1e-3, 0.7), (std::vector<int>{4, 2, 6}));
+  std::vector<int> before = least;
+  for (double share = 0.1; share <= 1.3; share += 0.01) {
+    const auto r = tb::fit_rounds(parts, 1e-3, share);
+    ASSERT_EQ(r.size(), parts.size());
+    if (r != least) EXPECT_LE(seconds(r), share + 1e-12) << share;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      EXPECT_GE(r[i], least[i]);
+      EXPECT_LE(r[i], wanted[i]);
+      EXPECT_GE(r[i], before[i]) << share;  // more time never gives fewer rounds
+    }
+    before = r;
+  }
 }
 
 TEST(CopiesTogether, EverySampleStartsTogetherAndIsTheSlowestRanks) {

@@ -14,11 +14,14 @@ namespace tessera::bench {
 /// perfdb::kComputePhaseCall, ns per run. `solo` is a one-rank team. Local to its rank.
 perfdb::ComputeCost time_phase_call(const Team& solo, int samples = 21, int calls = 5);
 
+/// time_phase_call_after's samples unless a quick run's time says fewer.
+inline constexpr int kPhaseCallAfterSamples = 9;
+
 /// The same runs, each sample after `sweep.run(sweep_mib)` (the state a pipeline's run of
 /// that footprint leaves the executor's data in, as copy_after): a row of operation
 /// perfdb::kComputePhaseCallAfter, taps = sweep_mib.
-perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, int sweep_mib, int samples = 9,
-                                          int calls = 5);
+perfdb::ComputeCost time_phase_call_after(const Team& solo, ReuseSweep& sweep, int sweep_mib,
+                                          int samples = kPhaseCallAfterSamples, int calls = 5);
 
 /// What a program's gather phase costs on one rank beyond its plans: the executor's own
 /// bookkeeping (each result named on the root, the phase recorded), as Program::run
