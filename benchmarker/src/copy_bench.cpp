@@ -147,7 +147,10 @@ std::vector<int> reuse_distances_mib(int cache_mib, bool extended) {
   return reaching_cache({1, 4, 16, 64, 128}, cache_mib, 1, extended);
 }
 
-std::vector<int> phase_call_distances_mib() { return {1, 4, 16, 64, 128, 256}; }
+std::vector<int> phase_call_distances_mib(bool extended) {
+  if (!extended) return {1, 4, 16, 64, 128};
+  return {1, 4, 16, 64, 128, 256};
+}
 
 namespace {
 std::size_t half_floats(int mib) { return (std::size_t(mib) << 20) / sizeof(float) / 2; }

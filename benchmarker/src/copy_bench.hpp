@@ -68,8 +68,10 @@ double cache_size_bytes(const std::string& text);
 std::vector<int> reuse_distances_mib(int cache_mib, bool extended);
 
 /// Reuse distances, MiB, at which the executor's fixed cost per phase is timed: the
-/// copies' and 256 MiB, where it still grows (e.g. 245-315 us at 128, 338-488 at 256).
-std::vector<int> phase_call_distances_mib();
+/// copies' and, where `extended` (full runs), 256 MiB, where it still grows (e.g. 245-315
+/// us at 128, 338-488 at 256); a quick run's sweeps then stop at 128 MiB as its copies'
+/// do (planning holds the last distance's fixed cost beyond it).
+std::vector<int> phase_call_distances_mib(bool extended);
 
 /// What a compute step does to the caches between two touches of a buffer: reads one
 /// half of `mib` MiB and writes the other, as a filter pass does. One pool, mapped and

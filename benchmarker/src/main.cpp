@@ -275,7 +275,7 @@ class Measurement {
   enum class Part { pipeline, copy, local, together, after };
   double share(Part p) const {
     switch (p) {
-      case Part::pipeline: return opt_.quick ? 0.35 : 0.65;
+      case Part::pipeline: return opt_.quick ? 0.3 : 0.65;
       case Part::copy: return opt_.quick ? 0.1 : 0.15;
       case Part::local: return 0.25;
       case Part::together: return 0.05;
@@ -334,7 +334,7 @@ class Measurement {
         // each on buffers mapped afresh, combined (combine_passes). One sweep pool for all.
         const auto distances = tb::reuse_distances_mib(tb::last_level_cache_mib(), !opt_.quick);
         const auto fresh_distances = tb::fresh_mirror_distances_mib();
-        const auto call_distances = tb::phase_call_distances_mib();
+        const auto call_distances = tb::phase_call_distances_mib(!opt_.quick);
         tb::ReuseSweep sweep(std::max({*std::max_element(distances.begin(), distances.end()),
                                        *std::max_element(fresh_distances.begin(), fresh_distances.end()),
                                        *std::max_element(call_distances.begin(), call_distances.end())}));
