@@ -270,7 +270,7 @@ class Measurement {
   // left): the derivative pipeline, the plain copies, and the sweeps of the local passes
   // and of the copies together, which a quick run fits into theirs at the machine's
   // sweep rate (full runs take all their rounds); the primitive kernels get what is left
-  // (at least 0.2). Quick runs give the pipeline less, so that the run stays near its
+  // (at least 0.2, quick 0.15). Quick runs give the pipeline less, so that the run stays near its
   // --max-seconds where memory is slow (benchmarker/README.md, "A quick run's time").
   enum class Part { pipeline, copy, local, together, after };
   double share(Part p) const {
@@ -381,9 +381,9 @@ class Measurement {
           part_done("quota");
         }
         // The operation library's primitive kernels, which price a program's compute:
-        // what is left of the share (at least a fifth of it).
-        // A quick run counts the P-3PC pass midway too and keeps a share for the parts
-        // after the primitives (gathers, scatters, the copies together).
+        // what is left of the share (at least a fifth of it). A quick run counts the
+        // P-3PC pass midway too, keeps a share for the parts after the primitives
+        // (gathers, scatters, the copies together) and gives them at least 0.15.
         const double left = opt_.quick ? std::max(0.15 * given, given - seconds_since(t0) - share(Part::after) * given)
                                        : std::max(0.2 * given, given - compute_s());
         auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),

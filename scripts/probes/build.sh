@@ -22,4 +22,7 @@ for p in l3w gather2x1 pingpong state_pair recv_state exchange_state quota_gathe
   mpicxx "${flags[@]}" "${mpi[@]}" "$here/$p.cpp" -o "$out/$p"
 done
 mpicxx "${flags[@]}" "${mpi[@]}" -pthread "$here/quota_after_compute.cpp" -o "$out/quota_after_compute"
+# shellcheck disable=SC2046
+mpicxx -O2 -std=c++17 -Wall -Wextra "${mpi[@]}" "$here/ranks_compute.cpp" -o "$out/ranks_compute" \
+  $(pkg-config --cflags --libs opencv4)
 echo "probes built in $out"
