@@ -10,6 +10,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -347,7 +348,7 @@ class Measurement {
             tb::phase_call_after_part(call_distances, tb::kPhaseCallAfterSamples, 3)};
         const auto rounds =
             opt_.quick ? tb::fit_rounds(parts, tb::kLocalPasses * sweep.seconds_per_mib(), share(Part::local) * given)
-                       : tb::fit_rounds(parts, 0, 0);
+                       : tb::fit_rounds(parts, 0, std::numeric_limits<double>::infinity());
         local_rounds_ = rounds;
         std::vector<std::vector<pdb::ComputeCost>> passes;
         for (int pass = 0; pass < tb::kLocalPasses; ++pass) {
