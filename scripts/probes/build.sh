@@ -12,6 +12,7 @@ g++ "${flags[@]}" -pthread "$here/memory_loop.cpp" -o "$out/memory_loop"
 g++ "${flags[@]}" "$here/quota_burst.cpp" -o "$out/quota_burst"
 g++ "${flags[@]}" "$here/copy_chain.cpp" -o "$out/copy_chain"
 g++ "${flags[@]}" "$here/idle_decay.cpp" -o "$out/idle_decay"
+g++ "${flags[@]}" -pthread "$here/threads_drift.cpp" -o "$out/threads_drift"
 # C++17: OpenCV 4.6's headers warn under C++20 (enum arithmetic).
 # shellcheck disable=SC2046  # pkg-config's words are separate arguments
 g++ -O2 -std=c++17 -Wall -Wextra "$here/opencv_blur.cpp" -o "$out/opencv_blur" $(pkg-config --cflags --libs opencv4)

@@ -1,11 +1,15 @@
 // Independent compute probe (no tessera code): is the compute of two ranks at once, one
-// thread each on half the image, as fast as one rank's two threads on the whole?
-// Derivative-like work with OpenCV: five separable Gaussian-derivative filters (x, y,
-// xx, xy, yy orders, 6σ+1 taps) of a SIDE² float image into five outputs. Alternated,
-// REPS samples each: `one` = rank 0 alone on the whole image with cv::setNumThreads(2)
-// while rank 1 idles in a sleeping poll (not a spinning barrier); `two` = both ranks at
-// once after a barrier, each on its half (SIDE/2 columns, its halo included) with one
-// thread, the slower rank's time. Prints the medians, µs, and two / one.
+// thread each on half the image, as fast as one rank running the same two halves on two
+// threads? Derivative-like work with OpenCV: five separable Gaussian-derivative filters
+// (x, y, xx, xy, yy orders, 6σ+1 taps) of a half of a SIDE² float image (SIDE/2 columns,
+// its halo included) into five outputs, OpenCV's own threading off (sepFilter2D does not
+// split its rows over threads). Alternated, REPS samples each, the other rank idling in a
+// sleeping poll (not a spinning barrier) where it is not used:
+//   `threads` = rank 0 alone, its two halves on two threads at once (itself and a worker
+//               thread that lives for the whole run, as a thread pool's);
+//   `ranks`   = both ranks at once after a barrier, each on its half, the slower rank;
+//   `alone`   = rank 0 alone on one half, one thread (what one core does undisturbed).
+// Prints the medians, µs, ranks / threads and threads / alone.
 //   mpirun -n 2 ranks_compute [SIDE] [SIGMA] [REPS]
 #include <mpi.h>
 #include <opencv2/core.hpp>
@@ -17,6 +21,8 @@
 #include <cstdlib>
 #include <thread>
 #include <vector>
+
+#include "worker.hpp"
 
 namespace {
 double now_us() {
@@ -83,29 +89,40 @@ int main(int argc, char** argv) {
   // This rank's half, its halo columns included (rank 0 the left, rank 1 the right).
   const int x0 = rank == 0 ? 0 : side / 2 - halo, x1 = rank == 0 ? side / 2 + halo : side;
   const cv::Mat half = whole(cv::Range::all(), cv::Range(x0, x1)).clone();
-  std::vector<cv::Mat> out_whole(5), out_half(5);
-  std::vector<double> one, two;
+  const cv::Mat other = whole(cv::Range::all(), cv::Range(side / 2 - halo, side)).clone();
+  cv::setNumThreads(1);
+  std::vector<cv::Mat> out_half(5), out_other(5);
+  std::vector<double> threads, ranks, alone;
+  probe::Worker worker([&] { derivatives(other, k, out_other); });
   for (int s = 0; s < reps + 1; ++s) {  // the first round warms up
     sleeping_barrier();
     if (rank == 0) {
-      cv::setNumThreads(2);
       const double t = now_us();
-      derivatives(whole, k, out_whole);
-      if (s > 0) one.push_back(now_us() - t);
+      worker.run();
+      derivatives(half, k, out_half);
+      worker.wait();
+      if (s > 0) threads.push_back(now_us() - t);
     }
     sleeping_barrier();
-    cv::setNumThreads(1);
+    if (rank == 0) {
+      const double t = now_us();
+      derivatives(half, k, out_half);
+      if (s > 0) alone.push_back(now_us() - t);
+    }
+    sleeping_barrier();
     MPI_Barrier(MPI_COMM_WORLD);
     const double t = now_us();
     derivatives(half, k, out_half);
     double mine = now_us() - t, slowest = 0;
     MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (s > 0) two.push_back(slowest);
+    if (s > 0) ranks.push_back(slowest);
   }
   if (rank == 0) {
-    const double a = median(one), b = median(two);
-    std::printf("side %d sigma %g: one rank 2 threads %.0f us, two ranks 1 thread each %.0f us, two/one %.3f\n", side,
-                sigma, a, b, b / a);
+    const double a = median(threads), b = median(ranks), c = median(alone);
+    std::printf(
+        "side %d sigma %g: one rank two threads %.0f us, two ranks one thread each %.0f us, one thread alone %.0f "
+        "us; ranks/threads %.3f, threads/alone %.3f\n",
+        side, sigma, a, b, c, b / a, a / c);
   }
   MPI_Finalize();
   return 0;

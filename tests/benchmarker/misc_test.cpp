@@ -450,7 +450,9 @@ TEST(LocalRounds, FitScalesEveryPartByOneFactorWithinItsLeast) {
   for (double share = 0.1; share <= 1.3; share += 0.01) {
     const auto r = tb::fit_rounds(parts, 1e-3, share);
     ASSERT_EQ(r.size(), parts.size());
-    if (r != least) EXPECT_LE(seconds(r), share + 1e-12) << share;
+    if (r != least) {
+      EXPECT_LE(seconds(r), share + 1e-12) << share;
+    }
     for (std::size_t i = 0; i < r.size(); ++i) {
       EXPECT_GE(r[i], least[i]);
       EXPECT_LE(r[i], wanted[i]);
