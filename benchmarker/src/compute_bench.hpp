@@ -31,6 +31,13 @@ int usable_cores();
 /// Thread counts to measure: 1 and `cores` (just 1 when cores <= 1).
 std::vector<int> thread_counts(int cores);
 
+/// Passes of the derivative pipeline's cells (run_compute) a full run makes, at
+/// different moments of the run, combined as the local costs' passes are
+/// (combine_passes): a compute speed that drifts over minutes (on this project's VM, one
+/// thread's by up to 1.6x, scripts/probes/threads_drift) then weighs in as the run meets it,
+/// not as one stretch of it does. A quick run makes one.
+inline constexpr int kPipelinePasses = 3;
+
 /// Time compute_derivatives (the standard derivative set) for every sigma, tile and
 /// thread count (interleaved rounds, `rule`) for `budget_s` seconds, longer (up to 1.5x)
 /// only to give every cell 3 samples. Returns "derivatives" rows (perfdb records.hpp):

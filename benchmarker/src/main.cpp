@@ -310,15 +310,39 @@ class Measurement {
     auto compute_s = [&] { return seconds_since(t0) - (p3pc_later_s_ - later_before); };
     auto part_t0 = t0;  // the start of the part being timed, for compute_parts
     auto part_done = [&](const char* name) {
-      compute_parts.emplace_back(name, seconds_since(part_t0));
+      const auto same = std::find_if(compute_parts.begin(), compute_parts.end(),
+                                     [&](const auto& part) { return part.first == name; });
+      if (same != compute_parts.end())
+        same->second += seconds_since(part_t0);  // a part in passes: their sum
+      else
+        compute_parts.emplace_back(name, seconds_since(part_t0));
       part_t0 = std::chrono::steady_clock::now();
     };
+    // The derivative pipeline in passes met at different moments of the run, combined
+    // (combine_passes, as the local costs): this VM's compute speed drifts by up to 1.6x
+    // over minutes (scripts/probes/threads_drift), and one stretch of samples prices every
+    // later run at that stretch's speed. A quick run times it once.
+    const int pipeline_passes = opt_.quick ? 1 : tb::kPipelinePasses;
+    const auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
+    std::vector<std::vector<pdb::ComputeCost>> pipeline;
+    auto pipeline_pass = [&] {
+      pipeline.push_back(tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule,
+                                         share(Part::pipeline) * given / pipeline_passes,
+                                         progress_for(budget, "compute")));
+      part_done("pipeline");
+    };
+    // The primitive kernels likewise, each full-run pass a third of their least share.
+    std::vector<std::vector<pdb::ComputeCost>> primitives;
+    auto primitives_pass = [&](double budget_s) {
+      primitives.push_back(tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
+                                              threads, opt_.rule, budget_s, progress_for(budget, "compute/primitives")));
+      part_done("primitives");
+    };
+    const double primitives_least = (opt_.quick ? 0.15 : 0.2) * given;
     bool ok = agreed([&] {
       if (!session_.is_root()) return;
-      auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
-      data.compute = tb::run_compute(opt_.sigmas, tiles, threads, opt_.rule, share(Part::pipeline) * given,
-                                     progress_for(budget, "compute"));
-      part_done("pipeline");
+      pipeline_pass();
+      if (pipeline_passes > 1) primitives_pass(primitives_least / pipeline_passes);
     });
     if (ok && spread_) ok = p3pc_passes(Step::one);
     part_t0 = std::chrono::steady_clock::now();  // not the P-3PC pass
@@ -362,6 +386,10 @@ class Measurement {
         }
         const auto local = tb::combine_passes(passes);
         part_done("local");
+        if (pipeline_passes > 1) {
+          pipeline_pass();
+          primitives_pass(primitives_least / pipeline_passes);
+        }
         copies.insert(copies.end(), local.begin(), local.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
@@ -382,15 +410,21 @@ class Measurement {
           part_done("quota");
         }
         // The operation library's primitive kernels, which price a program's compute:
-        // what is left of the share (at least a fifth of it). A quick run counts the
-        // P-3PC pass midway too, keeps a share for the parts after the primitives
-        // (gathers, scatters, the copies together) and gives them at least 0.15.
-        const double left = opt_.quick ? std::max(0.15 * given, given - seconds_since(t0) - share(Part::after) * given)
-                                       : std::max(0.2 * given, given - compute_s());
-        auto primitives = tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
-                                             threads, opt_.rule, left, progress_for(budget, "compute/primitives"));
-        part_done("primitives");
-        data.compute.insert(data.compute.end(), primitives.begin(), primitives.end());
+        // what is left of the share (at least a fifth of it; a full run's last pass at
+        // least its third of that). A quick run counts the P-3PC pass midway too, keeps a
+        // share for the parts after the primitives (gathers, scatters, the copies
+        // together) and gives them at least 0.15. A full run keeps its last pipeline
+        // pass's share for it.
+        const double later_passes = double(pipeline_passes - int(pipeline.size())) / pipeline_passes;
+        const double left =
+            opt_.quick ? std::max(primitives_least, given - seconds_since(t0) - share(Part::after) * given)
+                       : std::max(primitives_least / pipeline_passes,
+                                  given - compute_s() - later_passes * share(Part::pipeline) * given);
+        primitives_pass(left);
+        while (int(pipeline.size()) < pipeline_passes) pipeline_pass();
+        data.compute = pipeline.size() == 1 ? pipeline.front() : tb::combine_passes(pipeline);
+        const auto prims = primitives.size() == 1 ? primitives.front() : tb::combine_passes(primitives);
+        data.compute.insert(data.compute.end(), prims.begin(), prims.end());
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
       }
     });
