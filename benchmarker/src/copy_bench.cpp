@@ -557,7 +557,8 @@ std::vector<perfdb::ComputeCost> run_first_touch(const std::vector<std::size_t>&
   return out;
 }
 
-std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<perfdb::ComputeCost>>& passes) {
+std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<perfdb::ComputeCost>>& passes,
+                                                PassCombine how) {
   if (passes.empty()) throw InvalidArgument("no passes to combine");
   auto same_row = [](const perfdb::ComputeCost& a, const perfdb::ComputeCost& b) {
     return a.operation == b.operation && a.axis == b.axis && a.taps == b.taps && a.tile_width == b.tile_width &&
@@ -573,7 +574,9 @@ std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<pe
       if (pass[i].q1) q1s.push_back(*pass[i].q1);
       if (pass[i].q3) q3s.push_back(*pass[i].q3);
     }
-    rows[i].ns_per_pixel = std::accumulate(values.begin(), values.end(), 0.0) / double(values.size());
+    rows[i].ns_per_pixel = how == PassCombine::median
+                               ? stats::median(values)
+                               : std::accumulate(values.begin(), values.end(), 0.0) / double(values.size());
     rows[i].q1 = q1s.size() == values.size() ? std::optional<double>(stats::median(q1s)) : std::nullopt;
     rows[i].q3 = q3s.size() == values.size() ? std::optional<double>(stats::median(q3s)) : std::nullopt;
   }

@@ -201,8 +201,14 @@ inline constexpr int kLocalPasses = 3;
 /// project's VM (a copy of 64-float rows after a 1 MiB sweep: 0.36 or 0.71 ns per
 /// float, pass by pass within one launch), and a run meets either: the mean of the
 /// passes is what runs meet on average, and it moves less from launch to launch than a
-/// single pass or the passes' median (benchmarker/README.md). Throws InvalidArgument on
-/// no passes, or on passes that do not hold the same rows in the same order.
-std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<perfdb::ComputeCost>>& passes);
+/// single pass or the passes' median (benchmarker/README.md). With PassCombine::median
+/// ns_per_pixel is the passes' median instead: what the compute cells' passes
+/// (kPipelinePasses) take, whose cost has one mode a run meets and a disturbed pass
+/// far off it (small two-thread cells at 10-30x theirs when the VM wakes an idle vCPU
+/// late: one pass of three must not move the row). Throws InvalidArgument on no passes,
+/// or on passes that do not hold the same rows in the same order.
+enum class PassCombine { mean, median };
+std::vector<perfdb::ComputeCost> combine_passes(const std::vector<std::vector<perfdb::ComputeCost>>& passes,
+                                                PassCombine how = PassCombine::mean);
 
 }  // namespace tessera::bench

@@ -318,10 +318,10 @@ class Measurement {
         compute_parts.emplace_back(name, seconds_since(part_t0));
       part_t0 = std::chrono::steady_clock::now();
     };
-    // The derivative pipeline in passes met at different moments of the run, combined
-    // (combine_passes, as the local costs): this VM's compute speed drifts by up to 1.6x
-    // over minutes (scripts/probes/threads_drift), and one stretch of samples prices every
-    // later run at that stretch's speed. A quick run times it once.
+    // The derivative pipeline in passes met at different moments of the run, their
+    // median (combine_passes): this VM's compute speed drifts by up to 1.6x over minutes
+    // (scripts/probes/threads_drift), and one stretch of samples priced every later run
+    // at that stretch's speed; a disturbed pass does not move it. A quick run times it once.
     const int pipeline_passes = opt_.quick ? 1 : tb::kPipelinePasses;
     const auto tiles = tb::tile_shapes(opt_.tile_widths, opt_.tile_areas);
     std::vector<std::vector<pdb::ComputeCost>> pipeline;
@@ -422,8 +422,8 @@ class Measurement {
                                   given - compute_s() - later_passes * share(Part::pipeline) * given);
         primitives_pass(left);
         while (int(pipeline.size()) < pipeline_passes) pipeline_pass();
-        data.compute = pipeline.size() == 1 ? pipeline.front() : tb::combine_passes(pipeline);
-        const auto prims = primitives.size() == 1 ? primitives.front() : tb::combine_passes(primitives);
+        data.compute = tb::combine_passes(pipeline, tb::PassCombine::median);
+        const auto prims = tb::combine_passes(primitives, tb::PassCombine::median);
         data.compute.insert(data.compute.end(), prims.begin(), prims.end());
         data.compute.insert(data.compute.end(), copies.begin(), copies.end());
       }

@@ -311,6 +311,21 @@ TEST(LocalPasses, EachRowIsTheMeanOfThePassesMediansWithTheirQuartilesMedians) {
   EXPECT_DOUBLE_EQ(*tb::combine_passes({passes[0], passes[1]})[1].q1, 65.0);
 }
 
+TEST(LocalPasses, TheMedianCombinationLeavesOneDisturbedPassOut) {
+  // A small two-thread compute cell, one pass of three disturbed (a late vCPU wake-up).
+  const std::vector<std::vector<tessera::perfdb::ComputeCost>> passes{
+      {local_row("pixelwise", 1, 1.40, 1.30, 1.50)},
+      {local_row("pixelwise", 1, 62.0, 40.0, 80.0)},
+      {local_row("pixelwise", 1, 1.30, 1.20, 1.45)}};
+  const auto rows = tb::combine_passes(passes, tb::PassCombine::median);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].ns_per_pixel, 1.40);
+  EXPECT_DOUBLE_EQ(*rows[0].q1, 1.30);
+  EXPECT_DOUBLE_EQ(*rows[0].q3, 1.50);
+  EXPECT_DOUBLE_EQ(tb::combine_passes(passes)[0].ns_per_pixel, (1.40 + 62.0 + 1.30) / 3);  // the mean is moved
+  EXPECT_DOUBLE_EQ(tb::combine_passes({passes[0], passes[1]}, tb::PassCombine::median)[0].ns_per_pixel, 31.7);
+}
+
 TEST(LocalPasses, PassesThatDifferInTheirRowsAreAnError) {
   const auto a = local_row("copy_after", 1, 0.36, 0.35, 0.40), b = local_row("copy_after", 4, 0.37, 0.35, 0.40);
   EXPECT_THROW(tb::combine_passes({}), tessera::InvalidArgument);
