@@ -31,11 +31,11 @@ int usable_cores();
 /// Thread counts to measure: 1 and `cores` (just 1 when cores <= 1).
 std::vector<int> thread_counts(int cores);
 
-/// Passes of the derivative pipeline's cells (run_compute) a full run makes, at
-/// different moments of the run, combined as the local costs' passes are
-/// (combine_passes): a compute speed that drifts over minutes (on this project's VM, one
-/// thread's by up to 1.6x, scripts/probes/threads_drift) then weighs in as the run meets it,
-/// not as one stretch of it does. A quick run makes one.
+/// Passes of the derivative pipeline's and the primitive kernels' cells (run_compute,
+/// run_primitives) a full run makes, at different moments of the run, their median
+/// (combine_passes, PassCombine::median): a compute speed that drifts over minutes (on
+/// this project's VM, one thread's by up to 1.6x, scripts/probes/threads_drift) then
+/// weighs in as the run meets it, not as one stretch of it does. A quick run makes one.
 inline constexpr int kPipelinePasses = 3;
 
 /// Time compute_derivatives (the standard derivative set) for every sigma, tile and

@@ -331,7 +331,9 @@ class Measurement {
                                          progress_for(budget, "compute")));
       part_done("pipeline");
     };
-    // The primitive kernels likewise, each full-run pass a third of their least share.
+    // The primitive kernels likewise, right after each pipeline pass of a full run (a
+    // quick run's once, at the end); each pass gets a third of their least share, the
+    // last one at least what is left.
     std::vector<std::vector<pdb::ComputeCost>> primitives;
     auto primitives_pass = [&](double budget_s) {
       primitives.push_back(tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
@@ -339,10 +341,16 @@ class Measurement {
       part_done("primitives");
     };
     const double primitives_least = (opt_.quick ? 0.15 : 0.2) * given;
+    auto compute_pass = [&] {
+      pipeline_pass();
+      primitives_pass(primitives_least / pipeline_passes);
+    };
     bool ok = agreed([&] {
       if (!session_.is_root()) return;
-      pipeline_pass();
-      if (pipeline_passes > 1) primitives_pass(primitives_least / pipeline_passes);
+      if (pipeline_passes > 1)
+        compute_pass();
+      else
+        pipeline_pass();
     });
     if (ok && spread_) ok = p3pc_passes(Step::one);
     part_t0 = std::chrono::steady_clock::now();  // not the P-3PC pass
@@ -386,10 +394,7 @@ class Measurement {
         }
         const auto local = tb::combine_passes(passes);
         part_done("local");
-        if (pipeline_passes > 1) {
-          pipeline_pass();
-          primitives_pass(primitives_least / pipeline_passes);
-        }
+        if (pipeline_passes > 1) compute_pass();
         copies.insert(copies.end(), local.begin(), local.end());
         // What a process's first run adds: the page faults of its fresh buffers.
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
@@ -409,19 +414,14 @@ class Measurement {
           copies.insert(copies.end(), cycle.begin(), cycle.end());
           part_done("quota");
         }
-        // The operation library's primitive kernels, which price a program's compute:
+        // The last passes: the primitive kernels, which price a program's compute, get
         // what is left of the share (at least a fifth of it; a full run's last pass at
         // least its third of that). A quick run counts the P-3PC pass midway too, keeps a
         // share for the parts after the primitives (gathers, scatters, the copies
-        // together) and gives them at least 0.15. A full run keeps its last pipeline
-        // pass's share for it.
-        const double later_passes = double(pipeline_passes - int(pipeline.size())) / pipeline_passes;
-        const double left =
-            opt_.quick ? std::max(primitives_least, given - seconds_since(t0) - share(Part::after) * given)
-                       : std::max(primitives_least / pipeline_passes,
-                                  given - compute_s() - later_passes * share(Part::pipeline) * given);
-        primitives_pass(left);
-        while (int(pipeline.size()) < pipeline_passes) pipeline_pass();
+        // together) and gives them at least 0.15.
+        if (pipeline_passes > 1) pipeline_pass();
+        primitives_pass(opt_.quick ? std::max(primitives_least, given - seconds_since(t0) - share(Part::after) * given)
+                                   : std::max(primitives_least / pipeline_passes, given - compute_s()));
         data.compute = tb::combine_passes(pipeline, tb::PassCombine::median);
         const auto prims = tb::combine_passes(primitives, tb::PassCombine::median);
         data.compute.insert(data.compute.end(), prims.begin(), prims.end());
