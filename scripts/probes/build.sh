@@ -18,8 +18,8 @@ g++ "${flags[@]}" -pthread "$here/threads_drift.cpp" -o "$out/threads_drift"
 g++ -O2 -std=c++17 -Wall -Wextra "$here/opencv_blur.cpp" -o "$out/opencv_blur" $(pkg-config --cflags --libs opencv4)
 # The C API only: Open MPI's C++ bindings warn under -Wextra.
 mpi=(-DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1)
-for p in l3w gather2x1 pingpong state_pair recv_state exchange_state quota_gather quota_exchange quota_wait \
-  quota_message; do
+for p in l3w gather2x1 pingpong state_pair recv_state layout_order exchange_state quota_gather quota_exchange \
+  quota_wait quota_message; do
   mpicxx "${flags[@]}" "${mpi[@]}" "$here/$p.cpp" -o "$out/$p"
 done
 mpicxx "${flags[@]}" "${mpi[@]}" -pthread "$here/quota_after_compute.cpp" -o "$out/quota_after_compute"
