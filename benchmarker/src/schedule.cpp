@@ -37,26 +37,11 @@ RoundScheduler::RoundScheduler(std::size_t cells, StopRule rule, std::uint64_t s
   add_cells(cells);
 }
 
-int RoundScheduler::add_cells(std::size_t n, int group) {
+int RoundScheduler::add_cells(std::size_t n) {
   const int first = int(samples_.size());
   samples_.resize(samples_.size() + n);
   warmups_left_.resize(samples_.size(), std::max(0, rule_.warmup));
-  group_.resize(samples_.size(), group);
   return first;
-}
-
-void RoundScheduler::shuffle(std::vector<Visit>& round) {
-  std::shuffle(round.begin(), round.end(), rng_);
-  std::vector<int> groups;
-  for (const Visit& v : round) groups.push_back(group_[std::size_t(v.cell)]);
-  std::sort(groups.begin(), groups.end());
-  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-  if (groups.size() < 2) return;
-  std::shuffle(groups.begin(), groups.end(), rng_);
-  auto rank = [&](const Visit& v) {
-    return std::find(groups.begin(), groups.end(), group_[std::size_t(v.cell)]) - groups.begin();
-  };
-  std::stable_sort(round.begin(), round.end(), [&](const Visit& a, const Visit& b) { return rank(a) < rank(b); });
 }
 
 std::vector<Visit> RoundScheduler::next_round() {
@@ -67,7 +52,7 @@ std::vector<Visit> RoundScheduler::next_round() {
     else if (!satisfied(int(c)))
       round.push_back({int(c), false});
   }
-  shuffle(round);
+  std::shuffle(round.begin(), round.end(), rng_);
   return round;
 }
 
@@ -79,7 +64,7 @@ std::vector<Visit> RoundScheduler::next_round_below(int n) {
     else if (int(samples_[c].size()) < n)
       round.push_back({int(c), false});
   }
-  shuffle(round);
+  std::shuffle(round.begin(), round.end(), rng_);
   return round;
 }
 

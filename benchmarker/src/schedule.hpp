@@ -65,22 +65,17 @@ struct Visit {
 
 /// Interleaves samples of many cells: every round visits each unfinished cell once, in
 /// a fresh random order, so a slow drift of the machine hits all cells alike instead of
-/// biasing the cells measured last. Cells may belong to groups: a round then visits one
-/// group's cells after the other's, the groups in a fresh random order and each group's
-/// cells shuffled, so that a cell's sample follows one of its own group's (a message
-/// after a message of the same layout, as a plan's messages follow each other).
-/// Deterministic for a given seed.
+/// biasing the cells measured last. Deterministic for a given seed.
 class RoundScheduler {
  public:
   explicit RoundScheduler(std::size_t cells = 0, StopRule rule = {}, std::uint64_t seed = 1);
 
-  /// Appends `n` new cells (e.g. sizes added by refinement) to `group`; returns the first
-  /// new index.
-  int add_cells(std::size_t n, int group = 0);
+  /// Appends `n` new cells (e.g. sizes added by refinement); returns the first new index.
+  int add_cells(std::size_t n);
   std::size_t cells() const { return samples_.size(); }
 
-  /// The next round: one visit per cell still warming up or not satisfied, shuffled (by
-  /// group, see above). Empty when every cell is satisfied.
+  /// The next round: one visit per cell still warming up or not satisfied, shuffled.
+  /// Empty when every cell is satisfied.
   std::vector<Visit> next_round();
   /// A round over only the cells still warming up or with fewer than `n` timed samples
   /// (to give every cell a usable median once time is up).
@@ -121,14 +116,10 @@ class RoundScheduler {
   const StopRule& rule() const { return rule_; }
 
  private:
-  // Shuffles a round's visits, one group after the other.
-  void shuffle(std::vector<Visit>& round);
-
   StopRule rule_;
   std::mt19937_64 rng_;
   std::vector<std::vector<double>> samples_;
   std::vector<int> warmups_left_;
-  std::vector<int> group_;
 };
 
 /// The message for a cell still short of samples at the cap: names the mode, the cell,

@@ -7,7 +7,7 @@
 // of the sample before it. Prints rank 0's median receive per (cell, predecessor), µs.
 // On the project's Intel VM (2026-12-02, three runs): contiguous 256 KiB 26-31 us after
 // a contiguous message, 37-40 after a noncontiguous one; 1 MiB 103-117 against 119-125
-// (why tessera-bench visits its library-shaped cells one layout after the other).
+// (benchmarker/README.md, "Cells grouped by layout: tried ..., not adopted").
 //   mpirun -n 2 layout_order [SAMPLES (60)]
 #include <mpi.h>
 #include <sys/mman.h>

@@ -277,33 +277,3 @@ TEST(TimeRule, OvertimeWarningSaysTheMachineLookedBusy) {
                            "load average 6.8 on 2 cores"})
     EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
 }
-
-TEST(Schedule, GroupedCellsAreVisitedOneGroupAfterTheOtherInEitherOrder) {
-  tb::RoundScheduler s(0, rule(0, 1000, 1000, 0.0), 5);
-  s.add_cells(3, 7);
-  s.add_cells(2, 1);
-  s.add_cells(1, 7);  // a later cell of the first group
-  std::set<std::vector<int>> group_orders;
-  for (int round = 0; round < 40; ++round) {
-    const auto r = s.next_round();
-    ASSERT_EQ(r.size(), 6u);
-    std::vector<int> groups;
-    std::set<int> seen;
-    for (const auto& v : r) {
-      seen.insert(v.cell);
-      const int g = v.cell < 3 || v.cell == 5 ? 7 : 1;
-      if (groups.empty() || groups.back() != g) groups.push_back(g);
-      s.record(v.cell, 1.0);
-    }
-    EXPECT_EQ(seen.size(), 6u);      // every cell once
-    ASSERT_EQ(groups.size(), 2u);    // each group's visits together
-    group_orders.insert(groups);
-  }
-  EXPECT_EQ(group_orders.size(), 2u);  // both orders of the groups occur
-}
-
-TEST(Schedule, OneGroupShufflesAsWithoutGroups) {
-  tb::RoundScheduler plain(8, rule(0, 1000, 1000, 0.0), 3), grouped(0, rule(0, 1000, 1000, 0.0), 3);
-  grouped.add_cells(8, 4);
-  for (int round = 0; round < 5; ++round) EXPECT_EQ(plain.next_round(), grouped.next_round());
-}

@@ -334,19 +334,10 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
         const BlockShape shape = rows_shape(rows, t);
         // cc too: the same rows sent whole, once per visit, as the library's contiguous
         // scatters, gathers and row exchanges meet them (the paper's cc cells are
-        // measured in bursts, Fig. 8's way, and sit at the steady state). Grouped by
-        // layout: a round visits one layout's cells after the other's, so a sample
-        // follows a message of its own layout, as a plan's messages follow each other (a
-        // gather's images, a 1xP plan's rows). After a noncontiguous message, which Open
-        // MPI moves in pipelined fragments, a contiguous single-copy one costs more: an
-        // independent program read 256 KiB at 26-31 us after a contiguous message and
-        // 37-40 after a noncontiguous one, this bench's cells in random order of layouts
-        // 45-60 us (grouped: 35-39), and the executor's 1x2 gather moves 512 KiB in 61
-        // (benchmarker/README.md, "Cells grouped by layout"; its exchanges, whose halo
-        // message follows the scatter's tile, are priced lower since).
+        // measured in bursts, Fig. 8's way, and sit at the steady state).
         for (Path p : kPaths)
           for (Layout l : kLayouts) {
-            const int c = tile_sched.add_cells(1, int(l));
+            const int c = tile_sched.add_cells(1);
             tile_table.push_back(message_job(kTile, p, l, exact, shape, refill_us));
             tile_cells.push_back({c, p, l, exact, shape});
           }
