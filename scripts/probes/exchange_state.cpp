@@ -17,14 +17,9 @@
 #include <cstdlib>
 #include <vector>
 
-namespace {
+#include "median.hpp"
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
+using probe::median;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -71,7 +66,7 @@ int main(int argc, char** argv) {
     }
   if (rank == 0)
     for (int state = 0; state < 3; ++state)
-      std::printf("%-5s halo %d: median %.1f us [%.1f-%.1f]\n", names[state], halo, median_of(times[state]),
+      std::printf("%-5s halo %d: median %.1f us [%.1f-%.1f]\n", names[state], halo, median(times[state]),
                   *std::min_element(times[state].begin(), times[state].end()),
                   *std::max_element(times[state].begin(), times[state].end()));
   MPI_Type_free(&cols);

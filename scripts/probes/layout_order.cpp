@@ -20,12 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "median.hpp"
+
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using probe::median;
 
 struct Cell {
   long floats;

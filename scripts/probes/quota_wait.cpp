@@ -21,7 +21,12 @@
 #include <thread>
 #include <vector>
 
+#include "median.hpp"
+
 namespace {
+
+using probe::median;
+
 int sleep_us = 50;
 
 void wait_all(int n, MPI_Request* q, bool sleepy) {
@@ -62,10 +67,6 @@ void compute_for(double ms) {
   while (1e3 * double(t.tv_sec - t0.tv_sec) + 1e-6 * double(t.tv_nsec - t0.tv_nsec) < ms);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {

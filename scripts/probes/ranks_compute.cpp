@@ -15,16 +15,19 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
 
+#include "median.hpp"
 #include "worker.hpp"
 
 namespace {
+
+using probe::median;
+
 double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -63,10 +66,6 @@ void derivatives(const cv::Mat& in, const Kernels& k, std::vector<cv::Mat>& out)
                     cv::BORDER_REFLECT_101);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -19,14 +19,9 @@
 #include <cstdlib>
 #include <vector>
 
-namespace {
+#include "median.hpp"
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
+using probe::median;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

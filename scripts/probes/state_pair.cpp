@@ -10,19 +10,13 @@
 //   mpirun -n 2 state_pair [SECONDS (default 5)]
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-namespace {
+#include "median.hpp"
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
+using probe::median;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

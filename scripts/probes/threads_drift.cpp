@@ -7,7 +7,6 @@
 // (two / one: 0.5 = two full cores, 1 = no gain). A machine whose second core comes and
 // goes shows the ratio moving between 0.5 and 1; its duration says how long a state lasts.
 //   threads_drift [SECONDS] [SIDE] [REPS]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,16 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include "median.hpp"
 #include "worker.hpp"
 
 namespace {
+
+using probe::median;
 using Clock = std::chrono::steady_clock;
 double now_ms() { return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Rows [y0, y1) of out: four passes of an 11-tap smoothing along x then y, in place.
 void passes(const std::vector<float>& in, std::vector<float>& mid, std::vector<float>& out, int w, int y0, int y1,
