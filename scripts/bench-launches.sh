@@ -10,7 +10,7 @@
 #   scripts/bench-launches.sh [OUT]     (default OUT: bench-launches)
 #
 # Environment: BIN (default build/bin next to this script), MPIEXEC (default mpirun),
-# EXTRA (more tessera-bench arguments).
+# EXTRA (more tessera-bench arguments), QUICK=0 (full runs instead of --quick).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
@@ -21,12 +21,14 @@ out=${1:-bench-launches}
 bin=${BIN:-$here/../build/bin}
 mpiexec=${MPIEXEC:-mpirun}
 [ -f "$here/env.sh" ] && source "$here/env.sh"
+quick=--quick
+[ "${QUICK:-1}" = 0 ] && quick=
 rm -rf "$out" && mkdir -p "$out"
 for i in 1 2 3; do
   "$mpiexec" -n 2 "$bin/tessera-fig8-check" >"$out/fig8_$i.csv" 2>/dev/null
   start=$(date +%s.%N)
-  # shellcheck disable=SC2086
-  "$mpiexec" -n 2 "$bin/tessera-bench" --quick ${EXTRA:-} --no-progress --perfdb "$out/L$i.sqlite" \
+  # shellcheck disable=SC2086  # $quick and $EXTRA split into arguments
+  "$mpiexec" -n 2 "$bin/tessera-bench" $quick ${EXTRA:-} --no-progress --perfdb "$out/L$i.sqlite" \
     >"$out/bench_$i.out" 2>&1 || { tail -5 "$out/bench_$i.out" >&2; echo "bench-launches: launch $i failed" >&2; exit 1; }
   python3 -c "import sys, time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$start" >"$out/wall_$i.txt"
   "$bin/tessera-perfdb" --perfdb "$out/L$i.sqlite" export --csv >"$out/bench_$i.csv"
