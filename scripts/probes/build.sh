@@ -14,10 +14,10 @@ g++ "${flags[@]}" "$here/copy_chain.cpp" -o "$out/copy_chain"
 g++ "${flags[@]}" "$here/idle_decay.cpp" -o "$out/idle_decay"
 g++ "${flags[@]}" -pthread "$here/threads_drift.cpp" -o "$out/threads_drift"
 # C++17: OpenCV 4.6's headers warn under C++20 (enum arithmetic).
-# shellcheck disable=SC2046  # pkg-config's words are separate arguments
-g++ -O2 -std=c++17 -Wall -Wextra "$here/opencv_blur.cpp" -o "$out/opencv_blur" $(pkg-config --cflags --libs opencv4)
-# shellcheck disable=SC2046
-g++ -O2 -std=c++17 -Wall -Wextra "$here/derivs_size.cpp" -o "$out/derivs_size" $(pkg-config --cflags --libs opencv4)
+for p in opencv_blur derivs_size; do
+  # shellcheck disable=SC2046  # pkg-config's words are separate arguments
+  g++ -O2 -std=c++17 -Wall -Wextra "$here/$p.cpp" -o "$out/$p" $(pkg-config --cflags --libs opencv4)
+done
 # The C API only: Open MPI's C++ bindings warn under -Wextra.
 mpi=(-DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1)
 for p in l3w gather2x1 pingpong state_pair recv_state layout_order exchange_state quota_gather quota_exchange \

@@ -10,12 +10,13 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "median.hpp"
 
 namespace {
 
@@ -73,11 +74,7 @@ int main(int argc, char** argv) {
       const double t = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - a).count();
       if (r > 0) ns[s].push_back(t / (double(sides[s]) * sides[s]));
     }
-  double med[3];
-  for (int s = 0; s < 3; ++s) {
-    std::sort(ns[s].begin(), ns[s].end());
-    med[s] = ns[s][ns[s].size() / 2];
-  }
+  const double med[3] = {probe::median(ns[0]), probe::median(ns[1]), probe::median(ns[2])};
   for (int s = 0; s < 3; ++s)
     std::printf("%d² %.3f ns/px (x%.2f of 1024²)\n", sides[s], med[s], med[s] / med[1]);
 }
