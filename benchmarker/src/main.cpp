@@ -27,6 +27,7 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "sample_clock.hpp"
+#include "schedule.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/latency_watch.hpp"
@@ -188,14 +189,16 @@ class Measurement {
  public:
   /// `known_quiet_us`: the machine's quiet state as its earlier runs read it (rank 0's
   /// perfdb, µs; 0 = none): a run that starts in the slow state then waits for the quiet
-  /// one too.
+  /// one too. `start`: when the run started; a --quick run's deadline is --max-seconds later
+  /// (stretched under a CPU quota).
   Measurement(const Session& session, const tb::Options& opt, const std::vector<tb::RankPair>& pairs,
-              double known_quiet_us)
+              double known_quiet_us, std::chrono::steady_clock::time_point start)
       : session_(session),
         opt_(opt),
         pairs_(pairs),
         bar_(session.is_root() && opt.progress),
-        known_quiet_us_(known_quiet_us) {
+        known_quiet_us_(known_quiet_us),
+        start_(start) {
     for (const auto& p : pairs) data.placements.push_back({p.a, p.b, p.inter ? pdb::Level::inter : pdb::Level::intra});
   }
 
@@ -531,6 +534,12 @@ class Measurement {
           auto prog = progress_for(part, std::string("p3pc") + (p.inter ? "/inter" : "/intra"));
           timed_part(part, [&](double given) {
             p3pc_[i].emplace(opt_, level, given);
+            // A quick run's deadline: --max-seconds, stretched as the overtime is under a
+            // CPU quota below the cores (every sample slower by cores / quota).
+            if (opt_.quick)
+              p3pc_[i]->deadline = start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(
+                                                    opt_.max_seconds * tb::overtime_factor() / tb::kOvertimeFactor));
             if (quiet_pair_ && quiet_pair_->active() && !p.inter && p.a == 0 && p.b == 1)
               p3pc_[i]->settle = [this] {
                 slow_starts_ += tessera::wait_for_quiet_state(*quiet_pair_, latency_) ? 1 : 0;
@@ -608,6 +617,7 @@ class Measurement {
   tessera::LatencyWatch latency_;                  // no budget until watch_latency() gives one
   int slow_starts_ = 0;
   double known_quiet_us_ = 0;  // rank 0's; the others learn it in watch_latency()
+  std::chrono::steady_clock::time_point start_;  // when the run started (its --quick deadline)
 };
 
 // Rank 0 stores every record and marks the run complete, or marks it failed.
@@ -690,7 +700,7 @@ int run(const Session& session, int argc, char** argv) {
     begun = begin_run(setup, session.size(), timer, *store, path);
   });
 
-  Measurement m(session, setup.opt, setup.pairs, begun.known_quiet_us);
+  Measurement m(session, setup.opt, setup.pairs, begun.known_quiet_us, t_start);
   m.run();
   // Rank 0 writes everything (or marks the run failed); every rank learns the outcome.
   agree_or_exit(session, 1, [&] {

@@ -93,7 +93,7 @@ Options parse_options(int argc, const char* const* argv) {
       ("refine-threshold", po::value(&o.refine_threshold), "relative miss of linear interpolation that adds a midpoint size (default 0.10)")
       ("refine-depth", po::value(&o.refine_depth), "levels of midpoint refinement (default 2, quick 1; 0 = off)")
       ("pairs", po::value(&o.pairs), "rank pairs to measure: auto (one intra, one inter if the ranks span nodes) or A-B,...")
-      ("max-seconds", po::value(&max_seconds), "measurement time budget (default 64, quick 13; a quick run fits its local-cost sweeps into it too; on a busy machine a mode may overrun its share up to 3x, sampling only cells short of 3 samples; under a CPU quota of q of C cores up to 3C/q x)")
+      ("max-seconds", po::value(&max_seconds), "measurement time budget (default 64, quick 13; a quick run fits its local-cost sweeps into it too and starts no P-3PC redo that would end after it; on a busy machine a mode may overrun its share up to 3x, sampling only cells short of 3 samples; under a CPU quota of q of C cores up to 3C/q x)")
       ("max-wait", po::value(&o.max_wait)->default_value(o.max_wait),
        "seconds the whole run may wait, outside its measurement budget, for the machine's quiet state: each P-3PC pass (and redo) starts when the latency between ranks 0 and 1 reads at most 1.6x its lowest reading (this project's VM has a state in which it doubles and pipelined transfers cost 3-4x); 0 = never wait; no waiting either when ranks 0 and 1 are on two nodes, a node has more ranks than hardware threads, or a CPU quota applies")
       ("target-rse", po::value(&target_rse), "stop a cell when the median's relative standard error is below this (default 0.02)")

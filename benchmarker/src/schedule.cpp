@@ -32,6 +32,10 @@ TimeRule time_rule(double budget_s, double factor) { return {budget_s, factor * 
 
 TimeRule time_rule(double budget_s) { return time_rule(budget_s, overtime_factor()); }
 
+bool redo_fits(double mode_spent_s, double redo_aim_s, double mode_cap_s, double pass_s, double run_left_s) {
+  return mode_spent_s + redo_aim_s <= mode_cap_s && std::min(pass_s, redo_aim_s) <= run_left_s;
+}
+
 RoundScheduler::RoundScheduler(std::size_t cells, StopRule rule, std::uint64_t seed)
     : rule_(rule), rng_(seed) {
   add_cells(cells);

@@ -56,6 +56,13 @@ TimeRule time_rule(double budget_s, double factor);
 /// The default rule for a budget: cap = overtime_factor() x budget.
 TimeRule time_rule(double budget_s);
 
+/// Whether a redo of a disturbed P-3PC pass may start (benchmarker/README.md, "Passes"):
+/// the mode, `mode_spent_s` so far plus the redo's aim `redo_aim_s`, stays within
+/// `mode_cap_s` (its overtime), and the redo's expected time, the replaced pass's own
+/// `pass_s` (at most the aim), fits in `run_left_s`, what is left of the run's deadline
+/// (a --quick run's --max-seconds; infinite for a full run).
+bool redo_fits(double mode_spent_s, double redo_aim_s, double mode_cap_s, double pass_s, double run_left_s);
+
 /// One entry of a round: run cell `cell`; if `warmup`, discard the time.
 struct Visit {
   int cell = 0;

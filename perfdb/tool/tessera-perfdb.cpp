@@ -57,8 +57,10 @@ constexpr const char* kUsage =
     "  delete --run ID | --machine NAME\n"
     "  migrate                            bring an older database's schema up to date\n"
     "\n"
-    "Without --run, show/export use the latest complete run of the machine; without\n"
-    "--machine, the machine named like this host, else the only machine in the database.\n"
+    "Without --run, show/export use the machine's latest complete run that holds P-3PC\n"
+    "measurements (tessera-validate's records hold none), else its latest complete run;\n"
+    "without --machine, the machine named like this host, else the only machine in the\n"
+    "database.\n"
     "\n"
     "Options";
 
@@ -329,7 +331,13 @@ Run select_run(const Store& store, const Options& o) {
     if (!r) throw_no_run(store, *o.run);
     return *r;
   }
+  // The newest complete run that holds P-3PC measurements (a measurement or an import),
+  // else the newest complete run: tessera-validate records its launches as runs without
+  // any, and `export --csv` after a validation then refused the machine's table.
   const auto m = select_machine(store, o);
+  const auto runs = store.list_runs(m.id);
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+    if (it->status == RunStatus::complete && store.count_p3pc(it->id) > 0) return *it;
   if (auto r = store.latest_complete_run(m.name)) return *r;
   throw InvalidArgument("machine '" + m.name + "' has no complete run");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -276,4 +277,20 @@ TEST(TimeRule, OvertimeWarningSaysTheMachineLookedBusy) {
   for (const char* part : {"LogGP", "looked busy", "12 cell(s)", "7.5 s", "budget 3.0 s", "cap 9.0 s",
                            "load average 6.8 on 2 cores"})
     EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+}
+
+// A redo of a disturbed P-3PC pass: within the mode's overtime, and the replaced pass's
+// own time (at most the redo's aim) within what is left of the run's deadline.
+TEST(RedoFits, ModeCapAndRunDeadlineBothBound) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // A full run (no deadline): only the mode's cap, by the aim, as before.
+  EXPECT_TRUE(tb::redo_fits(3.0, 1.77, 15.9, 2.7, inf));
+  EXPECT_TRUE(tb::redo_fits(14.13, 1.77, 15.9, 0.2, inf)) << "exactly at the cap";
+  EXPECT_FALSE(tb::redo_fits(14.2, 1.77, 15.9, 0.2, inf));
+  // A quick run 12.5 s into its 13 s: a 0.2 s pass fits, the 2.7 s first pass (aim 1.77) does not.
+  EXPECT_TRUE(tb::redo_fits(3.0, 1.77, 15.9, 0.2, 0.5));
+  EXPECT_FALSE(tb::redo_fits(3.0, 1.77, 15.9, 2.7, 0.5));
+  EXPECT_TRUE(tb::redo_fits(3.0, 1.77, 15.9, 2.7, 1.77)) << "a redo takes at most its aim";
+  EXPECT_FALSE(tb::redo_fits(3.0, 1.77, 15.9, 0.2, 0.1));
+  EXPECT_FALSE(tb::redo_fits(3.0, 1.77, 15.9, 0.2, -1.0)) << "past the deadline";
 }

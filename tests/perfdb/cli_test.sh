@@ -224,6 +224,25 @@ help_version)
     2>/dev/null || fail "env import"
   [[ -f $work/env.sqlite ]] || fail "\$TESSERA_PERFDB not used"
   ;;
+validate_record_after)
+  # tessera-validate records each launch as a complete run without measurements; show and
+  # export without --run still find the machine's table, an explicit --run still says so.
+  "$tool" --perfdb a.sqlite import --csv "$data/das_table1.csv" --machine das 2>/dev/null ||
+    fail "import"
+  python3 - a.sqlite <<'PY' || fail "adding a validate record"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO runs (machine_id, tool, started_at, ended_at, status) "
+           "SELECT id, 'tessera-validate', '2026-12-03T14:00:00Z', '2026-12-03T14:00:00Z', "
+           "'complete' FROM machines WHERE name = 'das'")
+db.commit()
+PY
+  "$tool" --perfdb a.sqlite export --csv >out.csv || fail "export after a validate record"
+  [[ $(wc -l <out.csv) -eq 61 ]] || fail "row count $(wc -l <out.csv)"
+  "$tool" --perfdb a.sqlite show >show.txt || fail "show after a validate record"
+  grep -q "^T_send,cc(m)" show.txt || fail "show lacks the table: $(cat show.txt)"
+  expect_error 1 "no intra-node P-3PC measurements" -- "$tool" --perfdb a.sqlite export --csv --run 2 --level intra
+  ;;
 *) fail "unknown scenario" ;;
 esac
 echo "ok [$scenario]"

@@ -44,6 +44,9 @@ class P3pcPasses {
   /// Called on both ranks of the pair before each pass and each redo; may wait for the
   /// machine's quiet state (its time does not count in the budget). Empty: nothing.
   std::function<void()> settle;
+  /// The run's deadline: no redo starts that would, by its pass's own time, end after it
+  /// (redo_fits). A --quick run's start + --max-seconds; the default, none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 
  private:
   /// settle(), its time left out of the budget (within a Segment).
@@ -61,7 +64,8 @@ class P3pcPasses {
   int k_;
   double t_cf_ = 0;
   std::vector<Rows> passes_;
-  std::string times_;  // each pass's time, for the report on stderr
+  std::string times_;          // each pass's time, for the report on stderr
+  std::vector<double> pass_s_;  // each pass's time (a redo's replaces it), for redo_fits
   bool done_ = false;
   double spent_s_ = 0;                               // time of the segments that ended
   std::chrono::steady_clock::time_point segment_{};  // start of the running segment
