@@ -7,7 +7,8 @@
 Prints, for every model and baseline, median [min-max] over the launches of: the median
 and 90th-percentile absolute relative error (models only), and the mean and maximum
 regret over P (a chooser's pick among every P, grid and algorithm against the best
-measured at any P), over every app the launches validated, or with --app NAME over that
+measured at any P), and the noise floor's regret ("split-half": the best plan by one
+half of each plan's rounds, timed by the other half), over every app the launches validated, or with --app NAME over that
 app's scenarios alone (gauss, edges, corners). With --json, the same as one JSON document:
 {"launches": N, "files": [...], "choosers": {name: {figure: {"median", "min", "max",
 "values"}}}}.
@@ -52,6 +53,11 @@ def spread(launches):
                 if values:
                     figures[key] = values
             out[name] = figures
+    # The noise floor (since the forty-sixth session): what a perfect chooser loses to the
+    # measurements, the best plan by half of each plan's rounds timed by the other half.
+    floors = [s["noise_floor"] for s in launches if "noise_floor" in s]
+    if floors:
+        out["split-half"] = {k: [f[k] for f in floors] for k in ("mean_regret", "max_regret")}
     return out
 
 

@@ -32,7 +32,42 @@ TEST(ValidateStats, SummarizeGivesMedianAndQuartiles) {
   EXPECT_DOUBLE_EQ(s.q1, 20);
   EXPECT_DOUBLE_EQ(s.q3, 40);
   EXPECT_EQ(s.samples, 5);
+  // The halves in the order taken: 10, 20, 30 and 50, 40.
+  EXPECT_DOUBLE_EQ(s.half_a, 20);
+  EXPECT_DOUBLE_EQ(s.half_b, 45);
+  EXPECT_DOUBLE_EQ(summarize({7}).half_a, 0) << "one sample has no halves";
   EXPECT_THROW(summarize({}), InvalidArgument);
+}
+
+// The noise floor: near-equal plans whose halves disagree give a perfect chooser a
+// regret above 1; plans that differ beyond the noise give it 1.
+TEST(ValidateDecisions, SplitHalfFloorIsTheRegretOfPickingByOneHalfTimedByTheOther) {
+  const Plan a = plan({1, 1}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::four_step);
+  const Plan b = plan({1, 2}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::nonblocking);
+  const Plan c = plan({2, 1}, ScatterAlgorithm::sbt, GatherAlgorithm::sbt, ExchangeAlgorithm::nonblocking);
+  auto halves = [](Observation o, double a, double b) {
+    o.measured.half_a = a;
+    o.measured.half_b = b;
+    return o;
+  };
+  // b and c tie on the median; by half A b is best (95 < 105), by half B c is (95 < 105).
+  const std::vector<Observation> o{halves(obs(0, Phase::total, a, 200), 200, 200),
+                                   halves(obs(1, Phase::total, b, 100), 95, 105),
+                                   halves(obs(1, Phase::total, c, 100), 105, 95),
+                                   halves(obs(1, Phase::scatter, b, 1), 0.5, 0.5), obs(2, Phase::total, a, 1)};
+  const auto d = split_half_decision(o, 0, {0, 1});
+  EXPECT_EQ(d.chooser, kSplitHalf);
+  EXPECT_EQ(d.chosen, b);
+  EXPECT_DOUBLE_EQ(d.chosen_us, 105);
+  EXPECT_EQ(d.best, c);
+  EXPECT_DOUBLE_EQ(d.best_us, 95);
+  EXPECT_DOUBLE_EQ(d.regret, 105.0 / 95);  // both ways alike
+  // One plan clearly best: the halves agree on it.
+  const std::vector<Observation> clear{halves(obs(0, Phase::total, a, 200), 190, 210),
+                                       halves(obs(1, Phase::total, b, 100), 99, 101)};
+  EXPECT_DOUBLE_EQ(split_half_decision(clear, 0, {0, 1}).regret, 1.0);
+  // Scenario 2 has only an observation without halves (one sample).
+  EXPECT_THROW(split_half_decision(o, 1, {2}), InvalidArgument);
 }
 
 TEST(ValidateStats, AbsoluteRelativeError) {
@@ -280,6 +315,20 @@ TEST(ValidateSummary, JsonHasEveryModelTheBaselinesDecisionsOverPAndFiguresByP) 
   EXPECT_DOUBLE_EQ(j["by_procs"]["2"]["choosers"]["log3p"]["mean_regret"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(j["by_procs"]["1"]["best_us"][0].get<double>(), 150);
   EXPECT_DOUBLE_EQ(j["by_procs"]["2"]["best_us"][0].get<double>(), 100);
+  EXPECT_FALSE(j.contains("noise_floor")) << "no split-half decision given";
+  // The noise floor is its own entry, neither a model nor a baseline.
+  ProcsDecision floor;
+  floor.chooser = kSplitHalf;
+  floor.chosen = p;
+  floor.best = p;
+  floor.chosen_scenario = floor.best_scenario = 1;
+  floor.regret = 1.04;
+  pd.push_back(floor);
+  const auto k = summary_json(sc, o, d, pd, {"p3pc", "log3p"}, {"mpi-dims", "row-strips"});
+  EXPECT_DOUBLE_EQ(k["noise_floor"]["mean_regret"].get<double>(), 1.04);
+  EXPECT_EQ(k["noise_floor"]["problems"].get<int>(), 1);
+  EXPECT_FALSE(k["baselines"].contains(kSplitHalf));
+  EXPECT_DOUBLE_EQ(k["models"]["p3pc"]["mean_regret"].get<double>(), 1.0);
 }
 
 TEST(ValidateStats, DisturbedSamplesAreLeftOutWhenEnoughQuietOnesRemain) {

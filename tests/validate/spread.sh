@@ -58,7 +58,16 @@ for group, name in choosers:
         got = [float(x) for x in m.groups()]
         for w, g in zip(want, got):
             assert abs(w - g) <= 0.6 * 10 ** -digits, f"{name}.{key}: printed {got}, launches give {want}"
-print("table ok:", len(choosers), "choosers from", len(files), "launches")
+# The noise floor's row: regrets only, from each launch's "noise_floor".
+assert all("noise_floor" in s for s in launches), "a launch without its noise floor"
+cells = re.split(r"\s{2,}", rows["split-half"].strip())
+assert len(cells) == 4 and cells[:2] == ["-", "-"], f"split-half: {cells}"
+for (key, scale, digits), c in zip(figures[2:], cells[2:]):
+    v = [s["noise_floor"][key] for s in launches]
+    got = [float(x) for x in cell.fullmatch(c).groups()]
+    for w, g in zip([statistics.median(v), min(v), max(v)], got):
+        assert abs(w - g) <= 0.6 * 10 ** -digits, f"split-half.{key}: printed {got}, launches give {v}"
+print("table ok:", len(choosers), "choosers and the noise floor from", len(files), "launches")
 PY
 }
 files=("$work/launches/launch-1.json" "$work/launches/launch-2.json" "$work/launches/launch-3.json")

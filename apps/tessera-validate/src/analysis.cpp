@@ -99,8 +99,15 @@ Spread summarize(const std::vector<double>& samples) {
   if (samples.empty()) throw InvalidArgument("no samples to summarize");
   std::vector<double> s = samples;
   std::sort(s.begin(), s.end());
-  return {stats::sorted_quantile(s, 0.5), stats::sorted_quantile(s, 0.25), stats::sorted_quantile(s, 0.75),
-          int(s.size())};
+  Spread out{stats::sorted_quantile(s, 0.5), stats::sorted_quantile(s, 0.25), stats::sorted_quantile(s, 0.75),
+             int(s.size())};
+  if (samples.size() >= 2) {
+    std::vector<double> half[2];
+    for (std::size_t i = 0; i < samples.size(); ++i) half[i % 2].push_back(samples[i]);
+    out.half_a = stats::median(half[0]);
+    out.half_b = stats::median(half[1]);
+  }
+  return out;
 }
 
 BandwidthWatch::BandwidthWatch(double slow_fraction) : slow_fraction_(slow_fraction) {
@@ -294,6 +301,44 @@ RegretStats regret_stats(const std::vector<ProcsDecision>& decisions, const std:
   return regret_stats_of(decisions, chooser);
 }
 
+ProcsDecision split_half_decision(const std::vector<Observation>& observations, int problem,
+                                  const std::vector<int>& scenarios_of_problem) {
+  std::vector<const Observation*> totals;
+  for (const auto& o : observations)
+    if (o.phase == Phase::total && o.measured.half_a > 0 && o.measured.half_b > 0 &&
+        std::find(scenarios_of_problem.begin(), scenarios_of_problem.end(), o.scenario) != scenarios_of_problem.end())
+      totals.push_back(&o);
+  if (totals.empty())
+    throw InvalidArgument("problem " + std::to_string(problem) + " has no end-to-end observation with two halves");
+  // Picked by one half, timed by the other: regret = other(pick) / lowest other.
+  auto one_way = [&](double Spread::*pick_by, double Spread::*timed_by) {
+    const Observation* pick = totals.front();
+    double best = totals.front()->measured.*timed_by;
+    for (const Observation* o : totals) {
+      if (o->measured.*pick_by < pick->measured.*pick_by) pick = o;
+      best = std::min(best, o->measured.*timed_by);
+    }
+    return std::pair{pick, best};
+  };
+  const auto [pick_a, best_b] = one_way(&Spread::half_a, &Spread::half_b);
+  const auto [pick_b, best_a] = one_way(&Spread::half_b, &Spread::half_a);
+  ProcsDecision d;
+  d.chooser = kSplitHalf;
+  d.problem = problem;
+  d.chosen_scenario = pick_a->scenario;
+  d.chosen = pick_a->plan;
+  d.chosen_us = pick_a->measured.half_b;
+  d.best_us = best_b;
+  for (const Observation* o : totals)
+    if (o->measured.half_b == best_b) {
+      d.best = o->plan;
+      d.best_scenario = o->scenario;
+      break;
+    }
+  d.regret = (pick_a->measured.half_b / best_b + pick_b->measured.half_a / best_a) / 2;
+  return d;
+}
+
 std::array<int, 2> balanced_dims(int procs) {
   if (procs < 1) throw InvalidArgument("balanced_dims needs procs >= 1");
   int small = 1;
@@ -455,6 +500,9 @@ void chooser_figures(nlohmann::json& j, const std::vector<Observation>& observat
     jb["fixed_procs"] = regret_json(regret_stats(decisions, b), "scenarios");
     j["baselines"][b] = jb;
   }
+  // What a perfect chooser loses to the measurements' noise (split_half_decision).
+  if (const RegretStats floor = regret_stats(procs_decisions, kSplitHalf); floor.count)
+    j["noise_floor"] = regret_json(floor, "problems");
 }
 
 }  // namespace

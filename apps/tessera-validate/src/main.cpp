@@ -267,6 +267,12 @@ std::string chooser_table(const nlohmann::json& s, const std::vector<std::string
     out << std::left << std::setw(12) << name << std::right << std::setw(12) << "" << std::setw(12) << "";
     regrets(j);
   }
+  if (s.contains("noise_floor")) {
+    const auto& j = s["noise_floor"];
+    out << std::left << std::setw(12) << kSplitHalf << std::right << std::setw(24) << "" << std::setw(13)
+        << fmt(j["mean_regret"].get<double>()) << std::setw(12) << fmt(j["max_regret"].get<double>())
+        << "  (noise floor: the best by half the rounds, timed by the other half)\n";
+  }
   return out.str();
 }
 
@@ -661,7 +667,8 @@ void run_problem(const Session& session, const Options& o, const Parameters& par
 
 // Root only: every chooser's decision over P for each problem. A model takes its
 // cheapest prediction among its picks at every P; a baseline runs on every rank started
-// (its pick at the problem's largest P, when that grid was feasible).
+// (its pick at the problem's largest P, when that grid was feasible); and the noise
+// floor a perfect chooser meets (split_half_decision).
 void decide_every_problem(Results& r) {
   const auto problems = problems_of(r.scenarios);
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
@@ -682,6 +689,7 @@ void decide_every_problem(Results& r) {
       for (const auto& p : r.picks[b])
         if (p.scenario == largest)
           r.procs_decisions.push_back(decide_over_procs(r.observations, int(pi), members, b, {p}));
+    r.procs_decisions.push_back(split_half_decision(r.observations, int(pi), members));
   }
 }
 

@@ -280,7 +280,9 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
          "also holds the reductions and the hysteresis loop, on both sides). Regret over P = "
          "measured time of the plan the model picks among every P, grid and algorithm (its cheapest "
          "prediction) ÷ the best plan measured at any P (1.00 = it picked the best). Regret at fixed P = "
-         "the same within each P alone. A baseline runs on every rank started.\n\n";
+         "the same within each P alone. A baseline runs on every rank started. The noise floor is "
+         "what a perfect chooser loses to the measurements: the best plan by one half of each plan's "
+         "rounds, timed by the other half (the mean of both ways).\n\n";
   auto table = [&](const std::vector<Observation>& obs, const std::vector<Decision>& fixed,
                    const std::vector<ProcsDecision>& over) {
     out << "| chooser | median error | p90 error | mean regret over P | max regret over P | mean regret at fixed P "
@@ -295,6 +297,8 @@ std::string index_markdown(const std::string& heading, const std::vector<std::st
       const RegretStats r = regret_stats(over, std::string(b)), f = regret_stats(fixed, std::string(b));
       out << "| baseline " << b << " | | | " << r.mean << " | " << r.max << " | " << f.mean << " | |\n";
     }
+    if (const RegretStats nf = regret_stats(over, kSplitHalf); nf.count)
+      out << "| noise floor (split halves) | | | " << nf.mean << " | " << nf.max << " | | |\n";
   };
   const auto apps = apps_of(scenarios);
   if (apps.size() > 1) out << "Every app validated (" << apps.size() << "):\n\n";

@@ -63,9 +63,14 @@ struct Spread {
   double median = 0, q1 = 0, q3 = 0;
   int samples = 0;    ///< samples behind the figures
   int disturbed = 0;  ///< samples left out because a rank was descheduled during them
+  /// Medians of the same samples split in two halves by the order they were taken in
+  /// (1st, 3rd, ... and 2nd, 4th, ...; a plan's samples come one per round): two
+  /// measurements of the plan from the same period, for split_half_decision. 0 with
+  /// fewer than 2 samples.
+  double half_a = 0, half_b = 0;
 };
-/// Median, q1 (0.25) and q3 (0.75) of `samples` (tessera::stats quantiles, type 7);
-/// throws InvalidArgument when empty.
+/// Median, q1 (0.25) and q3 (0.75) of `samples` (tessera::stats quantiles, type 7),
+/// and the halves' medians in the order given; throws InvalidArgument when empty.
 Spread summarize(const std::vector<double>& samples);
 
 /// One timed sample: µs, and whether some rank was preempted during it (an involuntary
@@ -228,6 +233,18 @@ ProcsDecision decide_over_procs(const std::vector<Observation>& observations, in
                                 const std::vector<Pick>& picks);
 /// Mean and maximum regret of one chooser over its decisions over P.
 RegretStats regret_stats(const std::vector<ProcsDecision>& decisions, const std::string& chooser);
+
+/// The chooser name of split_half_decision.
+inline constexpr const char* kSplitHalf = "split-half";
+/// The regret that measurement noise alone gives a perfect chooser (the winner's curse
+/// of a best taken over many near-equal plans): the plan with the lowest `half_a` among
+/// the problem's end-to-end observations, timed by `half_b` against the lowest `half_b`,
+/// and the same with the halves swapped; the decision's regret is the mean of the two
+/// (chosen: the pick by `half_a`; chosen_us and best_us: their `half_b`). A model whose
+/// regret is near this figure chose as well as the measurements can tell. Throws
+/// InvalidArgument if the problem has no end-to-end observation with both halves.
+ProcsDecision split_half_decision(const std::vector<Observation>& observations, int problem,
+                                  const std::vector<int>& scenarios_of_problem);
 
 /// The two dimensions the MPI standard asks MPI_Dims_create(procs, 2) for: as close to
 /// each other as possible, non-increasing. Throws InvalidArgument if procs < 1.
