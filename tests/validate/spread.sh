@@ -19,8 +19,9 @@ timeout 100 "$mpiexec" -n 2 --oversubscribe "$bin/tessera-bench" --quick --max-s
 # --max-wait 2: the bench above recorded its quiet reading in the perfdb; a launch that
 # meets the slow state waits for the quiet one at most 2 s (the test checks figures, not the
 # machine's state).
-args=(--quick --sizes 64 --sigmas 1 --repeats 3 --extra 1 --max-wait 2 --perfdb "$work/perfdb.sqlite"
-  --no-perfdb-record)
+# (--repeats given per call: repeated, the option is refused whatever its value.)
+common=(--quick --sizes 64 --sigmas 1 --extra 1 --max-wait 2 --perfdb "$work/perfdb.sqlite" --no-perfdb-record)
+args=("${common[@]}" --repeats 3)
 OUT="$work/launches" RANKS=2 BIN="$bin" MPIEXEC="$mpiexec" timeout 200 \
   "$src/scripts/validate-launches.sh" 3 "${args[@]}" >"$work/spread.txt" 2>"$work/launches.err" || {
   tail -30 "$work/launches.err"; fail "validate-launches.sh failed"; }
@@ -108,5 +109,13 @@ python3 "$src/scripts/validate-spread.py" --app blur "${files[@]}" >/dev/null 2>
 echo '{"x": 1}' >"$work/bad.json"
 python3 "$src/scripts/validate-spread.py" "$work/bad.json" >/dev/null 2>&1 && fail "a file without models was accepted"
 OUT="$work/bad" RANKS=2 BIN="$bin" MPIEXEC="$mpiexec" timeout 60 \
-  "$src/scripts/validate-launches.sh" 2 "${args[@]}" --repeats 0 >/dev/null 2>&1 && fail "a failing launch was not an error"
+  "$src/scripts/validate-launches.sh" 2 "${common[@]}" --repeats 0 >/dev/null 2>"$work/bad.err" && fail "a failing launch was not an error"
+grep -q -- "--repeats must be >= 1" "$work/bad.err" || fail "the failing launch failed for another reason: $(grep error "$work/bad.err")"
+
+# One sample per plan (--repeats 1) has no halves: the launch still succeeds (the noise
+# floor is left out where no plan has two samples) and the table still prints.
+OUT="$work/one" RANKS=2 BIN="$bin" MPIEXEC="$mpiexec" timeout 100 \
+  "$src/scripts/validate-launches.sh" 1 "${common[@]}" --repeats 1 >"$work/one.txt" 2>"$work/one.err" || {
+  tail -5 "$work/one.err"; fail "a --repeats 1 launch failed"; }
+grep -q "^p3pc " "$work/one.txt" || fail "no table for the --repeats 1 launch"
 echo "ok"

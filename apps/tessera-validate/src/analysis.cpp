@@ -301,15 +301,14 @@ RegretStats regret_stats(const std::vector<ProcsDecision>& decisions, const std:
   return regret_stats_of(decisions, chooser);
 }
 
-ProcsDecision split_half_decision(const std::vector<Observation>& observations, int problem,
-                                  const std::vector<int>& scenarios_of_problem) {
+std::optional<ProcsDecision> split_half_decision(const std::vector<Observation>& observations, int problem,
+                                                 const std::vector<int>& scenarios_of_problem) {
   std::vector<const Observation*> totals;
   for (const auto& o : observations)
     if (o.phase == Phase::total && o.measured.half_a > 0 && o.measured.half_b > 0 &&
         std::find(scenarios_of_problem.begin(), scenarios_of_problem.end(), o.scenario) != scenarios_of_problem.end())
       totals.push_back(&o);
-  if (totals.empty())
-    throw InvalidArgument("problem " + std::to_string(problem) + " has no end-to-end observation with two halves");
+  if (totals.empty()) return std::nullopt;
   // Picked by one half, timed by the other: regret = other(pick) / lowest other.
   auto one_way = [&](double Spread::*pick_by, double Spread::*timed_by) {
     const Observation* pick = totals.front();

@@ -689,7 +689,7 @@ void decide_every_problem(Results& r) {
       for (const auto& p : r.picks[b])
         if (p.scenario == largest)
           r.procs_decisions.push_back(decide_over_procs(r.observations, int(pi), members, b, {p}));
-    r.procs_decisions.push_back(split_half_decision(r.observations, int(pi), members));
+    if (auto floor = split_half_decision(r.observations, int(pi), members)) r.procs_decisions.push_back(*floor);
   }
 }
 

@@ -3,6 +3,7 @@
 // prediction errors, decisions and their regret, the naive baseline. Pure: no MPI.
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -241,10 +242,10 @@ inline constexpr const char* kSplitHalf = "split-half";
 /// the problem's end-to-end observations, timed by `half_b` against the lowest `half_b`,
 /// and the same with the halves swapped; the decision's regret is the mean of the two
 /// (chosen: the pick by `half_a`; chosen_us and best_us: their `half_b`). A model whose
-/// regret is near this figure chose as well as the measurements can tell. Throws
-/// InvalidArgument if the problem has no end-to-end observation with both halves.
-ProcsDecision split_half_decision(const std::vector<Observation>& observations, int problem,
-                                  const std::vector<int>& scenarios_of_problem);
+/// regret is near this figure chose as well as the measurements can tell. Nullopt if
+/// the problem has no end-to-end observation with both halves (`--repeats 1`).
+std::optional<ProcsDecision> split_half_decision(const std::vector<Observation>& observations, int problem,
+                                                 const std::vector<int>& scenarios_of_problem);
 
 /// The two dimensions the MPI standard asks MPI_Dims_create(procs, 2) for: as close to
 /// each other as possible, non-increasing. Throws InvalidArgument if procs < 1.
