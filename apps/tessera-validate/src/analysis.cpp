@@ -309,32 +309,23 @@ std::optional<ProcsDecision> split_half_decision(const std::vector<Observation>&
         std::find(scenarios_of_problem.begin(), scenarios_of_problem.end(), o.scenario) != scenarios_of_problem.end())
       totals.push_back(&o);
   if (totals.empty()) return std::nullopt;
-  // Picked by one half, timed by the other: regret = other(pick) / lowest other.
-  auto one_way = [&](double Spread::*pick_by, double Spread::*timed_by) {
-    const Observation* pick = totals.front();
-    double best = totals.front()->measured.*timed_by;
-    for (const Observation* o : totals) {
-      if (o->measured.*pick_by < pick->measured.*pick_by) pick = o;
-      best = std::min(best, o->measured.*timed_by);
-    }
-    return std::pair{pick, best};
+  // The lowest observation by one half; picked by one half, timed by the other.
+  auto lowest = [&](double Spread::*half) {
+    return *std::min_element(totals.begin(), totals.end(), [half](const Observation* x, const Observation* y) {
+      return x->measured.*half < y->measured.*half;
+    });
   };
-  const auto [pick_a, best_b] = one_way(&Spread::half_a, &Spread::half_b);
-  const auto [pick_b, best_a] = one_way(&Spread::half_b, &Spread::half_a);
+  const Observation *by_a = lowest(&Spread::half_a), *by_b = lowest(&Spread::half_b);
   ProcsDecision d;
   d.chooser = kSplitHalf;
   d.problem = problem;
-  d.chosen_scenario = pick_a->scenario;
-  d.chosen = pick_a->plan;
-  d.chosen_us = pick_a->measured.half_b;
-  d.best_us = best_b;
-  for (const Observation* o : totals)
-    if (o->measured.half_b == best_b) {
-      d.best = o->plan;
-      d.best_scenario = o->scenario;
-      break;
-    }
-  d.regret = (pick_a->measured.half_b / best_b + pick_b->measured.half_a / best_a) / 2;
+  d.chosen_scenario = by_a->scenario;
+  d.chosen = by_a->plan;
+  d.chosen_us = by_a->measured.half_b;
+  d.best_scenario = by_b->scenario;
+  d.best = by_b->plan;
+  d.best_us = by_b->measured.half_b;
+  d.regret = (by_a->measured.half_b / by_b->measured.half_b + by_b->measured.half_a / by_a->measured.half_a) / 2;
   return d;
 }
 

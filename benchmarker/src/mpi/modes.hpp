@@ -64,8 +64,7 @@ class P3pcPasses {
   int k_;
   double t_cf_ = 0;
   std::vector<Rows> passes_;
-  std::string times_;          // each pass's time, for the report on stderr
-  std::vector<double> pass_s_;  // each pass's time (a redo's replaces it), for redo_fits
+  std::vector<double> pass_s_;  // each pass's own time: the report on stderr, redo_fits
   bool done_ = false;
   double spent_s_ = 0;                               // time of the segments that ended
   std::chrono::steady_clock::time_point segment_{};  // start of the running segment

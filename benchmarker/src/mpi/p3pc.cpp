@@ -574,9 +574,6 @@ bool P3pcPasses::next(MPI_Comm pair, const ProgressFn& progress) {
     done_ = true;
     return false;
   }
-  char t[32];
-  std::snprintf(t, sizeof t, "%s%.1f", times_.empty() ? "" : ", ", spent_s() - t0);
-  times_ += t;
   pass_s_.push_back(spent_s() - t0);
   passes_.push_back(std::move(*rows));
   return int(passes_.size()) < k_;
@@ -618,10 +615,8 @@ std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
     Options redo = later_;
     if (again == 0) redo.tile_rows = o_.tile_rows;
     settled();
-    const double t0 = spent_s();
     auto p = agreed_pass(pair, false, budget_s_ / k_, [](double) {}, redo);
     if (!p) break;
-    pass_s_[std::size_t(again)] = spent_s() - t0;
     if (me == 0) {
       std::fprintf(stderr, "tessera-bench: P-3PC pass %d of %d ran slower than the others; measured it again\n",
                    again + 1, k_);
@@ -629,8 +624,14 @@ std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
     }
   }
   if (me != 0) return {};
+  std::string times;
+  for (double t : pass_s_) {
+    char one[32];
+    std::snprintf(one, sizeof one, "%s%.1f", times.empty() ? "" : ", ", t);
+    times += one;
+  }
   std::fprintf(stderr, "tessera-bench: %s P-3PC: %zu pass(es) of %d in %.1f s (%s s)\n",
-               std::string(perfdb::to_string(level_)).c_str(), passes_.size(), k_, spent_s(), times_.c_str());
+               std::string(perfdb::to_string(level_)).c_str(), passes_.size(), k_, spent_s(), times.c_str());
   return perfdb::combine_passes(passes_);
 }
 
