@@ -165,6 +165,7 @@ void warn_about_placement(const Setup& s, const tb::TimerInfo& timer) {
 struct Begun {
   pdb::Id run = 0;
   double known_quiet_us = 0;
+  double known_probe_us = 0;  // the state probe's cell, quiet (Store::quiet_p3pc_us)
 };
 
 // Rank 0 opens the database and begins the run.
@@ -177,11 +178,15 @@ Begun begin_run(const Setup& s, int ranks, const tb::TimerInfo& timer, pdb::Stor
   m.nodes = s.topo.nodes;
   m = store.find_or_create_machine(m);
   const double known_quiet_us = store.quiet_pair_latency_us(m.name).value_or(0.0);
+  const double known_probe_us =
+      store.quiet_p3pc_us(m.name, tessera::Path::full, tessera::Layout::nn,
+                          tb::P3pcPasses::kProbeFloats * std::int64_t(sizeof(float)), s.opt.blocks)
+          .value_or(0.0);
   const pdb::Id run = store.begin_run(m.id, "tessera-bench", TESSERA_VERSION, run_config(s, ranks, timer).dump());
   std::fprintf(stderr, "tessera-bench: run %lld on machine '%s' in %s (%d ranks, %d node(s))\n", (long long)run,
                m.name.c_str(), path.string().c_str(), ranks, s.topo.nodes);
   warn_about_placement(s, timer);
-  return {run, known_quiet_us};
+  return {run, known_quiet_us, known_probe_us};
 }
 
 // The measurements of every mode, in order; each mode's wall time on success.
@@ -189,15 +194,17 @@ class Measurement {
  public:
   /// `known_quiet_us`: the machine's quiet state as its earlier runs read it (rank 0's
   /// perfdb, µs; 0 = none): a run that starts in the slow state then waits for the quiet
-  /// one too. `start`: when the run started; a --quick run's deadline is --max-seconds later
-  /// (stretched under a CPU quota).
+  /// one too; `known_probe_us` the state probe's cell as they measured it quiet (rank 0's;
+  /// 0 = none; P3pcPasses::know_quiet_probe). `start`: when the run started; a --quick
+  /// run's deadline is --max-seconds later (stretched under a CPU quota).
   Measurement(const Session& session, const tb::Options& opt, const std::vector<tb::RankPair>& pairs,
-              double known_quiet_us, std::chrono::steady_clock::time_point start)
+              double known_quiet_us, double known_probe_us, std::chrono::steady_clock::time_point start)
       : session_(session),
         opt_(opt),
         pairs_(pairs),
         bar_(session.is_root() && opt.progress),
         known_quiet_us_(known_quiet_us),
+        known_probe_us_(known_probe_us),
         start_(start) {
     for (const auto& p : pairs) data.placements.push_back({p.a, p.b, p.inter ? pdb::Level::inter : pdb::Level::intra});
   }
@@ -540,10 +547,13 @@ class Measurement {
               p3pc_[i]->deadline = start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                 std::chrono::duration<double>(
                                                     opt_.max_seconds * tb::overtime_factor() / tb::kOvertimeFactor));
-            if (quiet_pair_ && quiet_pair_->active() && !p.inter && p.a == 0 && p.b == 1)
+            if (quiet_pair_ && quiet_pair_->active() && !p.inter && p.a == 0 && p.b == 1) {
               p3pc_[i]->settle = [this] {
                 slow_starts_ += tessera::wait_for_quiet_state(*quiet_pair_, latency_) ? 1 : 0;
               };
+              p3pc_[i]->wait_budget = &latency_;
+              p3pc_[i]->know_quiet_probe(known_probe_us_);
+            }
             p3pc_[i]->next(pair.get(), prog);
           });
           return;
@@ -617,6 +627,7 @@ class Measurement {
   tessera::LatencyWatch latency_;                  // no budget until watch_latency() gives one
   int slow_starts_ = 0;
   double known_quiet_us_ = 0;  // rank 0's; the others learn it in watch_latency()
+  double known_probe_us_ = 0;  // rank 0's (only rank 0 judges the probe)
   std::chrono::steady_clock::time_point start_;  // when the run started (its --quick deadline)
 };
 
@@ -700,7 +711,7 @@ int run(const Session& session, int argc, char** argv) {
     begun = begin_run(setup, session.size(), timer, *store, path);
   });
 
-  Measurement m(session, setup.opt, setup.pairs, begun.known_quiet_us, t_start);
+  Measurement m(session, setup.opt, setup.pairs, begun.known_quiet_us, begun.known_probe_us, t_start);
   m.run();
   // Rank 0 writes everything (or marks the run failed); every rank learns the outcome.
   agree_or_exit(session, 1, [&] {

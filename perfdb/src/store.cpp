@@ -648,6 +648,21 @@ std::optional<double> Store::quiet_pair_latency_us(std::string_view machine_name
   return s.col_opt_double(0);
 }
 
+std::optional<double> Store::quiet_p3pc_us(std::string_view machine_name, Path path, Layout layout,
+                                           std::int64_t bytes, int blocks, double max_age_hours) const {
+  if (!(std::isfinite(max_age_hours) && max_age_hours >= 0))
+    throw InvalidArgument("the age of the runs to read the quiet state from must be >= 0 hours");
+  Stmt s(*impl_->db,
+         "SELECT MIN(p.median_us) FROM p3pc p JOIN runs r ON r.id = p.run_id JOIN machines m ON m.id = r.machine_id "
+         "WHERE m.name = ?1 AND r.status = 'complete' AND p.level = 'intra' AND p.path = ?2 AND p.layout = ?3 "
+         "AND p.bytes = ?4 AND p.blocks = ?5 AND p.block_stride_bytes = 0 AND p.median_us > 0 "
+         "AND r.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?6)");
+  s.bind(1, machine_name).bind(2, detail::path_name(path)).bind(3, detail::layout_name(layout)).bind(4, bytes);
+  s.bind(5, blocks).bind(6, "-" + std::to_string(max_age_hours * 3600.0) + " seconds");
+  if (!s.step()) return std::nullopt;
+  return s.col_opt_double(0);
+}
+
 void Store::finish_run(Id run) {
   impl_->require_writable();
   // One UPDATE guarded by the current status: either the run becomes complete with its

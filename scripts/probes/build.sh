@@ -20,7 +20,7 @@ for p in opencv_blur derivs_size; do
 done
 # The C API only: Open MPI's C++ bindings warn under -Wextra.
 mpi=(-DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1)
-for p in l3w gather2x1 pingpong state_pair recv_state layout_order exchange_state quota_gather quota_exchange \
+for p in l3w gather2x1 pingpong state_pair nc_states recv_state layout_order exchange_state quota_gather quota_exchange \
   quota_wait quota_message; do
   mpicxx "${flags[@]}" "${mpi[@]}" "$here/$p.cpp" -o "$out/$p"
 done

@@ -210,6 +210,49 @@ TEST(PerfdbStore, LatestCompleteRunFiltersByTool) {
   EXPECT_EQ(s.list_runs().size(), 2u);
 }
 
+TEST(PerfdbStore, AQuietCellIsTheLowestMedianOfThatPaperCellOverTheMachinesCompleteRuns) {
+  TempDir dir;
+  Store s(dir / "db.sqlite");
+  const Id m = s.find_or_create_machine(test_machine()).id;
+  auto probe = [&] { return s.quiet_p3pc_us("testbox", Path::full, Layout::nn, 4096, 100); };
+  EXPECT_FALSE(probe());
+  auto cell = [](double us, Layout layout = Layout::nn, std::int64_t stride = 0, Level level = Level::intra) {
+    P3pcSample c;
+    c.level = level;
+    c.path = Path::full;
+    c.layout = layout;
+    c.bytes = 4096;
+    c.blocks = 100;
+    c.block_stride_bytes = stride;
+    c.median_us = us;
+    return c;
+  };
+  auto run_with = [&](std::vector<P3pcSample> rows, bool finish) {
+    const Id run = s.begin_run(m, "tessera-bench", "0.1.0", "{}");
+    s.add_p3pc(run, rows);
+    if (finish) s.finish_run(run);
+    return run;
+  };
+  run_with({cell(8.1)}, true);  // a run measured in the slow state
+  EXPECT_EQ(probe(), 8.1);
+  const Id quiet = run_with({cell(1.6)}, true);
+  run_with({cell(2.1)}, true);
+  EXPECT_EQ(probe(), 1.6);
+  run_with({cell(0.9)}, false);  // still running: not counted
+  // Another layout, a library-shaped stride or the inter level is another cell.
+  run_with({cell(0.5, Layout::cc), cell(0.5, Layout::nn, 8192), cell(0.5, Layout::nn, 0, Level::inter)}, true);
+  EXPECT_EQ(probe(), 1.6);
+  EXPECT_FALSE(s.quiet_p3pc_us("nosuch", Path::full, Layout::nn, 4096, 100));
+  EXPECT_FALSE(s.quiet_p3pc_us("testbox", Path::full, Layout::nn, 4096, 50));
+  {
+    detail::Db db((dir / "db.sqlite").string(), SQLITE_OPEN_READWRITE);
+    db.exec(("UPDATE runs SET started_at = '2020-01-01T00:00:00.000000Z' WHERE id = " + std::to_string(quiet))
+                .c_str());
+  }
+  EXPECT_EQ(probe(), 2.1);  // older than a day
+  EXPECT_THROW(s.quiet_p3pc_us("testbox", Path::full, Layout::nn, 4096, 100, -1), InvalidArgument);
+}
+
 TEST(PerfdbStore, TheQuietStateIsTheLowestPairLatencyOfTheMachinesCompleteRunsOfTheLastDay) {
   TempDir dir;
   Store s(dir / "db.sqlite");

@@ -1,6 +1,7 @@
 #include "driver.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <map>
 #include <set>
@@ -82,7 +83,7 @@ PairComm::~PairComm() {
 int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
                 const TimeRule& rule, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
-                const std::function<void(double)>& progress) {
+                const std::function<void(double)>& progress, const std::function<void()>& settle) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   // A round goes to the peer in chunks of visits, and rank 0 looks at the clock between
@@ -94,6 +95,7 @@ int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Cl
   std::vector<Visit> rest;  // rank 0: the current round's visits not yet run
   std::set<int> overtime_cells;  // rank 0: cells sampled after the budget
   std::vector<Job> jobs;
+  bool disturbed = false;  // rank 0: the last sample was disturbed; settle before the next
   for (;;) {
     int count = 0;
     if (me == 0) {
@@ -112,6 +114,8 @@ int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Cl
           j.warmup = rest[i].warmup;
           j.overtime = overtime;
           if (overtime) overtime_cells.insert(j.cell);
+          j.settle = disturbed && jobs.empty() && settle ? 1 : 0;
+          disturbed = false;
           jobs.push_back(j);
         }
         rest.erase(rest.begin(), rest.begin() + std::ptrdiff_t(n));
@@ -123,10 +127,17 @@ int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Cl
     jobs.resize(std::size_t(count));
     MPI_Bcast(jobs.data(), int(jobs.size() * sizeof(Job)), MPI_BYTE, 0, pair);
     for (const Job& j : jobs) {
+      if (j.settle) {
+        const auto t0 = Clock::now();
+        settle();
+        start += Clock::now() - t0;  // waiting is not measuring: the rule's clock stops
+      }
       const double t = sample(j);
       if (me != 0) continue;
       if (j.warmup)
         sched.warmed_up(j.cell);
+      else if (std::isnan(t))
+        disturbed = true;
       else
         sched.record(j.cell, t);
     }

@@ -64,6 +64,7 @@ struct Job {
   std::int32_t b = 0;
   std::int32_t blocks = 0;
   std::int32_t overtime = 0;  ///< 1 if shipped after the budget (TimeRule): a mode may sample faster
+  std::int32_t settle = 0;    ///< 1: both ranks call run_rounds' `settle` before this sample
 
   std::int64_t size = 0;
   std::int64_t stride = 0;
@@ -85,10 +86,15 @@ void install_interrupt_handler();
 /// time (us) on rank 0. `progress` gets the scheduler's progress on rank 0. Only rank
 /// 0's `sched`/`table` are read. Returns, on rank 0, how many cells were sampled after
 /// the budget (for warn_overtime); 0 on the peer.
+///
+/// A sample that returns NaN on rank 0 was disturbed (the mode's own judgement, e.g. the
+/// machine's slow state read right after it): it is not recorded, the cell stays due,
+/// and the next sample shipped calls `settle` first on both ranks (e.g. waiting for the
+/// quiet state), its time left out of the rule's clock. Without `settle` nothing waits.
 int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Clock::time_point start,
                 const TimeRule& rule, const std::function<void()>& hook,
                 const std::function<double(const Job&)>& sample,
-                const std::function<void(double)>& progress);
+                const std::function<void(double)>& progress, const std::function<void()>& settle = {});
 
 /// Seconds from `start` to now.
 inline double seconds_since(Clock::time_point start) {

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "../loggp_fit.hpp"
 #include "../options.hpp"
+#include "tessera/latency_watch.hpp"
 #include "tessera/perfdb/records.hpp"
 
 namespace tessera::bench {
@@ -44,6 +46,22 @@ class P3pcPasses {
   /// Called on both ranks of the pair before each pass and each redo; may wait for the
   /// machine's quiet state (its time does not count in the budget). Empty: nothing.
   std::function<void()> settle;
+  /// The run's budget for waiting for the machine's quiet state (--max-wait), given where
+  /// the pair shows that state (ranks 0 and 1 on one node with a core each, no quota):
+  /// every visit of a cell is then followed by a state probe (a small noncontiguous round
+  /// trip), and a visit whose probe reads above twice the run's lowest is dropped and the
+  /// cell visited again once the probe reads quiet, the wait charged to this budget, while
+  /// it lasts and before `deadline`. Null: every visit counts. Same on both ranks.
+  LatencyWatch* wait_budget = nullptr;
+  /// Rank 0: the state probe's cell in the quiet state as the machine's earlier runs
+  /// measured it (Store::quiet_p3pc_us), µs: without it a run that starts in the slow
+  /// state takes that state's probe for the quiet one (the forty-eighth session's first
+  /// gated runs: 8-9 us probes for the first second, never judged slow). 0: none.
+  void know_quiet_probe(double us) {
+    if (us > 0) probe_watch_.know_quiet(us);
+  }
+  /// The state probe: the paper's full-path nn cell of this size (floats).
+  static constexpr std::int64_t kProbeFloats = 1024;
   /// The run's deadline: no redo starts that would, by its pass's own time, end after it
   /// (redo_fits). A --quick run's start + --max-seconds; the default, none.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -66,6 +84,11 @@ class P3pcPasses {
   std::vector<Rows> passes_;
   std::vector<double> pass_s_;  // each pass's own time: the report on stderr, redo_fits
   bool done_ = false;
+  // Rank 0: the state probe's readings (StateGate); slow above 2.5x the lowest or the
+  // known quiet cell (the states are 3-5x apart; a quiet probe, right after another
+  // cell's visit, reads up to ~2x the cell's own quiet median).
+  LatencyWatch probe_watch_{2.5};
+  int visits_ = 0, disturbed_ = 0;  // rank 0, over every pass and redo: timed visits, dropped ones
   double spent_s_ = 0;                               // time of the segments that ended
   std::chrono::steady_clock::time_point segment_{};  // start of the running segment
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
+#include "tessera/latency_watch.hpp"
 #include "tessera/names.hpp"
 #include "tessera/perfdb/quality.hpp"
 
@@ -265,17 +267,75 @@ struct Pass {
   std::vector<std::int64_t> sizes;
   double t_cf = 0;  // us
   int below_t_cf = 0;  // full-path cells whose round trip was below t_cf itself (full_path_total)
+  int visits = 0, disturbed = 0;  // rank 0: the timed visits, and those dropped by the gate
+};
+
+// The state probe after each visit (P3pcPasses::wait_budget): the paper's nn cell at
+// kProbeFloats, full path, median of kProbeReps round trips after an untimed one. On the
+// forty-eighth session's VM it reads 1.2-3.5 us in the quiet state and 6-9 us in the
+// slow one, in which every noncontiguous transfer between the vCPUs costs 4-5x for
+// seconds at a time while the latency between them (Team::pair_latency_us, the wait at
+// each pass's start) may read quiet: a gate on that latency after every visit dropped 3 %
+// of the visits of a run whose pass medians of nn cells still differed 3.5x.
+constexpr std::int64_t kProbeFloats = P3pcPasses::kProbeFloats;
+constexpr int kProbeReps = 5;
+
+// The gate of one pass: judges each visit by the probe that follows it (rank 0) and,
+// before the visit after a slow one, waits on both ranks in 100 ms sleeps until the probe
+// reads quiet again, while the run's --max-wait budget lasts and (--quick) before the
+// run's deadline. Inactive without a budget.
+class StateGate {
+ public:
+  StateGate(LatencyWatch* budget, LatencyWatch& probes, std::chrono::steady_clock::time_point deadline)
+      : budget_(budget), probes_(probes), deadline_(deadline) {}
+  bool active() const { return budget_ != nullptr; }
+  /// Rank 0: keeps the probe's reading; true if slow while the gate may still wait.
+  bool slow(double probe_us) {
+    const bool slow = probes_.read(probe_us);
+    return slow && may_wait();
+  }
+  /// Collective: waits for a quiet probe (see above); returns the seconds waited (rank
+  /// 0's, on both), which the budget is charged with on both ranks.
+  double settle(MPI_Comm pair, int me, const std::function<double()>& probe) {
+    const auto t0 = Clock::now();
+    for (;;) {
+      const double us = probe();
+      int wait = me == 0 && slow(us) ? 1 : 0;
+      MPI_Bcast(&wait, 1, MPI_INT, 0, pair);
+      if (!wait) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    double waited = seconds_since(t0);
+    MPI_Bcast(&waited, 1, MPI_DOUBLE, 0, pair);
+    budget_->waited(waited);
+    return waited;
+  }
+
+ private:
+  bool may_wait() const { return budget_->may_wait() && std::chrono::steady_clock::now() < deadline_; }
+  LatencyWatch* budget_;
+  LatencyWatch& probes_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 // With `partial` (a repeat pass, given the first pass's t_cf) a pass cut short by the
 // hard deadline keeps every cell that has a sample (a burst's median) instead of failing:
 // the median over passes tolerates one off pass, and the spread shows it.
+//
+//
+// With an active `gate`, every visit is followed by the state probe, and a visit that
+// ended in the slow state is dropped and visited again after the wait for the quiet state
+// (run_rounds): a pass that started quiet (P3pcPasses::settle) still mixed the two states
+// (benchmarker/README.md, "Visits in the slow state"). The waits count neither in the
+// pass's time nor in the budget (`waited`, called with their seconds on both ranks).
 Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const TimeRule& rule,
-                  const ProgressFn& progress, std::optional<double> partial = std::nullopt) {
+                  const ProgressFn& progress, StateGate& gate, const std::function<void(double)>& waited,
+                  std::optional<double> partial = std::nullopt) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
-  auto elapsed = [&] { return seconds_since(start); };
+  double waited_s = 0;  // in the gate's waits: not the pass's time
+  auto elapsed = [&] { return seconds_since(start) - waited_s; };
   // The paper's cells are measured first, in rounds of their own, and the library-shaped
   // ones after them: Fig. 8 sends one cell after another with nothing else between, and a
   // library-shaped visit rewrites up to twice its strided span (64 MiB for 4096 rows of a
@@ -296,7 +356,9 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
         std::int64_t& bound = detail::maps_huge_pages(std::size_t(e) * sizeof(float)) ? huge_extent : small_extent;
         bound = std::max(bound, e);
       }
-  Buffers buffers(std::max({std::int64_t(1), max_floats, extent_floats(max_floats, paper_shape(max_floats, o.blocks))}),
+  // The state probe's message fits too, whatever sizes were asked for.
+  Buffers buffers(std::max({std::int64_t(1), max_floats, extent_floats(max_floats, paper_shape(max_floats, o.blocks)),
+                            extent_floats(kProbeFloats, paper_shape(kProbeFloats, o.blocks))}),
                   small_extent, huge_extent);
   TypeCache cache;
 
@@ -391,18 +453,46 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
     for (std::int64_t m : pending) add_paper(m);
   };
 
-  auto visit = [&](const Job& j) { return sample(pair, j, buffers, cache); };
+  const Message probe_msg = message(cache, kProbeFloats, false, paper_shape(kProbeFloats, o.blocks));
+  auto probe = [&] {
+    double times[kProbeReps];
+    repetition(pair, me, Path::full, probe_msg, probe_msg, buffers.paper_send.data(), buffers.paper_recv.data());
+    for (double& t : times)
+      t = repetition(pair, me, Path::full, probe_msg, probe_msg, buffers.paper_send.data(), buffers.paper_recv.data());
+    std::nth_element(times, times + kProbeReps / 2, times + kProbeReps);
+    return times[kProbeReps / 2];
+  };
+  std::function<void()> settle;
+  if (gate.active())
+    settle = [&] {
+      const double s = gate.settle(pair, me, probe);
+      waited_s += s;
+      waited(s);
+    };
+  int visits = 0, disturbed = 0;
+  auto visit = [&](const Job& j) {
+    const double t = sample(pair, j, buffers, cache);
+    if (!gate.active()) return t;
+    const double state_us = probe();  // both ranks
+    if (me != 0 || j.warmup) return t;
+    ++visits;
+    if (!gate.slow(state_us)) return t;
+    ++disturbed;
+    return std::numeric_limits<double>::quiet_NaN();
+  };
   int overtime = run_rounds(pair, sched, table, start, paper_rule, hook, visit,
-                            [&](double f) { progress(kPaperShare * f); });
+                            [&](double f) { progress(kPaperShare * f); }, settle);
   const double tile_budget_s = std::max(rule.budget_s - elapsed(), (1 - kPaperShare) * rule.budget_s);
   const double cap_factor = rule.budget_s > 0 ? rule.cap_s / rule.budget_s : 1.0;
   const TimeRule tile_rule{tile_budget_s, tile_budget_s * cap_factor, rule.min_usable};
   overtime += run_rounds(
       pair, tile_sched, tile_table, Clock::now(), tile_rule, [] {}, visit,
-      [&](double f) { progress(kPaperShare + (1 - kPaperShare) * f); });
+      [&](double f) { progress(kPaperShare + (1 - kPaperShare) * f); }, settle);
   if (me != 0) return {};
   if (interrupted()) throw Error("interrupted");
   Pass pass;
+  pass.visits = visits;
+  pass.disturbed = disturbed;
   if (!partial) warn_overtime("P-3PC " + std::string(perfdb::to_string(level)), overtime, elapsed(), rule);
   pass.sizes = refiner.sizes();
 
@@ -507,8 +597,13 @@ std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool firs
     // The first pass: overtime for under-sampled cells up to overtime_factor() x the
     // mode's budget (it starts with the mode). A later pass stops at the budget.
     const double left = budget_s_ - spent_s();
-    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, overtime_factor() * budget_s_}, part)
-                   : measure_pass(pair, later, level_, {aim_s, std::max(aim_s, left)}, part, t_cf_);
+    // Past a --quick run's deadline no visit is dropped: the run ends rather than waits.
+    StateGate gate(wait_budget, probe_watch_, deadline);
+    auto waited = [this](double s) { spent_s_ -= s; };  // waiting is not measuring
+    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, overtime_factor() * budget_s_}, part, gate, waited)
+                   : measure_pass(pair, later, level_, {aim_s, std::max(aim_s, left)}, part, gate, waited, t_cf_);
+    visits_ += p.visits;
+    disturbed_ += p.disturbed;
   } catch (const ShortPass& e) {
     failed = first_pass ? 1 : 2;
     if (first_pass)
@@ -630,8 +725,12 @@ std::vector<perfdb::P3pcSample> P3pcPasses::finish(MPI_Comm pair) {
     std::snprintf(one, sizeof one, "%s%.1f", times.empty() ? "" : ", ", t);
     times += one;
   }
-  std::fprintf(stderr, "tessera-bench: %s P-3PC: %zu pass(es) of %d in %.1f s (%s s)\n",
+  std::fprintf(stderr, "tessera-bench: %s P-3PC: %zu pass(es) of %d in %.1f s (%s s)",
                std::string(perfdb::to_string(level_)).c_str(), passes_.size(), k_, spent_s(), times.c_str());
+  if (wait_budget)
+    std::fprintf(stderr, "; %d of %d visits ended in the slow state and were visited again (probe %.2f us quiet)",
+                 disturbed_, visits_, probe_watch_.quiet_us());
+  std::fprintf(stderr, "\n");
   return perfdb::combine_passes(passes_);
 }
 

@@ -97,6 +97,12 @@ class Store {
   /// its complete runs that started within the last `max_age_hours` (the host may have
   /// moved the machine since older ones). nullopt when none recorded one.
   std::optional<double> quiet_pair_latency_us(std::string_view machine_name, double max_age_hours = 24) const;
+  /// The lowest median of one intra-node paper-shape P-3PC cell (block_stride_bytes 0)
+  /// over the machine's complete runs of the last `max_age_hours`: the cell in the
+  /// machine's quiet state as its runs measured it (tessera-bench's state probe, the full
+  /// path's nn cell at 4 KiB, is judged against it). nullopt when no run has the cell.
+  std::optional<double> quiet_p3pc_us(std::string_view machine_name, Path path, Layout layout, std::int64_t bytes,
+                                      int blocks, double max_age_hours = 24) const;
   /// Mark a running run complete (ended_at = now) in one atomic statement.
   /// Throws InvalidArgument if the run is not `running`.
   void finish_run(Id run);
