@@ -634,31 +634,38 @@ void Store::set_pair_latency(Id run, double us) {
   t.commit();
 }
 
-std::optional<double> Store::quiet_pair_latency_us(std::string_view machine_name,
-                                                   double max_age_hours) const {
+namespace {
+// SQLite's date modifier for runs started within `max_age_hours` (started_at is ISO-8601
+// UTC text of one format: it orders as the times do), for the quiet-state queries.
+std::string age_modifier(double max_age_hours) {
   if (!(std::isfinite(max_age_hours) && max_age_hours >= 0))
     throw InvalidArgument("the age of the runs to read the quiet state from must be >= 0 hours");
-  // started_at is ISO-8601 UTC text of one format: it orders as the times do.
+  return "-" + std::to_string(max_age_hours * 3600.0) + " seconds";
+}
+}  // namespace
+
+std::optional<double> Store::quiet_pair_latency_us(std::string_view machine_name,
+                                                   double max_age_hours) const {
+  const std::string age = age_modifier(max_age_hours);
   Stmt s(*impl_->db,
          "SELECT MIN(r.pair_latency_us) FROM runs r JOIN machines m ON m.id = r.machine_id "
          "WHERE m.name = ?1 AND r.status = 'complete' AND r.pair_latency_us > 0 "
          "AND r.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)");
-  s.bind(1, machine_name).bind(2, "-" + std::to_string(max_age_hours * 3600.0) + " seconds");
+  s.bind(1, machine_name).bind(2, age);
   if (!s.step()) return std::nullopt;
   return s.col_opt_double(0);
 }
 
 std::optional<double> Store::quiet_p3pc_us(std::string_view machine_name, Path path, Layout layout,
                                            std::int64_t bytes, int blocks, double max_age_hours) const {
-  if (!(std::isfinite(max_age_hours) && max_age_hours >= 0))
-    throw InvalidArgument("the age of the runs to read the quiet state from must be >= 0 hours");
+  const std::string age = age_modifier(max_age_hours);
   Stmt s(*impl_->db,
          "SELECT MIN(p.median_us) FROM p3pc p JOIN runs r ON r.id = p.run_id JOIN machines m ON m.id = r.machine_id "
          "WHERE m.name = ?1 AND r.status = 'complete' AND p.level = 'intra' AND p.path = ?2 AND p.layout = ?3 "
          "AND p.bytes = ?4 AND p.blocks = ?5 AND p.block_stride_bytes = 0 AND p.median_us > 0 "
          "AND r.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?6)");
   s.bind(1, machine_name).bind(2, detail::path_name(path)).bind(3, detail::layout_name(layout)).bind(4, bytes);
-  s.bind(5, blocks).bind(6, "-" + std::to_string(max_age_hours * 3600.0) + " seconds");
+  s.bind(5, blocks).bind(6, age);
   if (!s.step()) return std::nullopt;
   return s.col_opt_double(0);
 }

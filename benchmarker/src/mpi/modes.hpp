@@ -49,9 +49,10 @@ class P3pcPasses {
   /// The run's budget for waiting for the machine's quiet state (--max-wait), given where
   /// the pair shows that state (ranks 0 and 1 on one node with a core each, no quota):
   /// every visit of a cell is then followed by a state probe (a small noncontiguous round
-  /// trip), and a visit whose probe reads above twice the run's lowest is dropped and the
-  /// cell visited again once the probe reads quiet, the wait charged to this budget, while
-  /// it lasts and before `deadline`. Null: every visit counts. Same on both ranks.
+  /// trip), and a visit whose probe reads above 2.5x the quiet probe (probe_watch_) is
+  /// dropped and the cell visited again once the probe reads quiet, the wait charged to
+  /// this budget, while it lasts and before `deadline`. Null: every visit counts. Same on
+  /// both ranks.
   LatencyWatch* wait_budget = nullptr;
   /// Rank 0: the state probe's cell in the quiet state as the machine's earlier runs
   /// measured it (Store::quiet_p3pc_us), µs: without it a run that starts in the slow

@@ -141,6 +141,17 @@ double repetition(MPI_Comm pair, int me, Path path, const Message& s, const Mess
 constexpr int kBurst = 9;
 constexpr int kOvertimeBurst = 3;
 
+// The median of `reps` (<= kBurst) consecutive repetitions after an untimed one, µs on
+// rank 0.
+double burst_median(MPI_Comm pair, int me, Path path, const Message& s, const Message& r, float* sbuf, float* rbuf,
+                    int reps) {
+  double times[kBurst];
+  repetition(pair, me, path, s, r, sbuf, rbuf);
+  for (int i = 0; i < reps; ++i) times[i] = repetition(pair, me, path, s, r, sbuf, rbuf);
+  std::nth_element(times, times + reps / 2, times + reps);
+  return times[reps / 2];
+}
+
 // The sleep before each sample of a pair at `level` (quota_refill_us): inter-node pairs
 // under a CPU quota that throttles this process. Intra-node pairs share one node's quota,
 // whose stops the scheduler does not price as a wait for another node's message.
@@ -244,12 +255,7 @@ double sample(MPI_Comm pair, const Job& j, Buffers& buffers, TypeCache& cache) {
   MPI_Barrier(pair);
   // In overtime (a busy machine: every message may wait for a timeslice) a burst is
   // shorter, so the cells still short of samples get them within the cap.
-  const int burst = j.overtime ? kOvertimeBurst : kBurst;
-  double times[kBurst];
-  repetition(pair, me, path, s, r, sbuf, rbuf);
-  for (int i = 0; i < burst; ++i) times[i] = repetition(pair, me, path, s, r, sbuf, rbuf);
-  std::nth_element(times, times + burst / 2, times + burst);
-  return times[burst / 2];
+  return burst_median(pair, me, path, s, r, sbuf, rbuf, j.overtime ? kOvertimeBurst : kBurst);
 }
 
 using CellKey = std::tuple<int, int, std::int64_t>;  // path, layout, floats (paper shape)
@@ -279,6 +285,7 @@ struct Pass {
 // of the visits of a run whose pass medians of nn cells still differed 3.5x.
 constexpr std::int64_t kProbeFloats = P3pcPasses::kProbeFloats;
 constexpr int kProbeReps = 5;
+static_assert(kProbeReps <= kBurst);
 
 // The gate of one pass: judges each visit by the probe that follows it (rank 0) and,
 // before the visit after a slow one, waits on both ranks in 100 ms sleeps until the probe
@@ -286,8 +293,10 @@ constexpr int kProbeReps = 5;
 // run's deadline. Inactive without a budget.
 class StateGate {
  public:
-  StateGate(LatencyWatch* budget, LatencyWatch& probes, std::chrono::steady_clock::time_point deadline)
-      : budget_(budget), probes_(probes), deadline_(deadline) {}
+  /// `charged(seconds)`: called on both ranks after each wait, as the budget is.
+  StateGate(LatencyWatch* budget, LatencyWatch& probes, std::chrono::steady_clock::time_point deadline,
+            std::function<void(double)> charged)
+      : budget_(budget), probes_(probes), deadline_(deadline), charged_(std::move(charged)) {}
   bool active() const { return budget_ != nullptr; }
   /// Rank 0: keeps the probe's reading; true if slow while the gate may still wait.
   bool slow(double probe_us) {
@@ -308,6 +317,7 @@ class StateGate {
     double waited = seconds_since(t0);
     MPI_Bcast(&waited, 1, MPI_DOUBLE, 0, pair);
     budget_->waited(waited);
+    charged_(waited);
     return waited;
   }
 
@@ -316,21 +326,20 @@ class StateGate {
   LatencyWatch* budget_;
   LatencyWatch& probes_;
   std::chrono::steady_clock::time_point deadline_;
+  std::function<void(double)> charged_;
 };
 
 // With `partial` (a repeat pass, given the first pass's t_cf) a pass cut short by the
 // hard deadline keeps every cell that has a sample (a burst's median) instead of failing:
 // the median over passes tolerates one off pass, and the spread shows it.
 //
-//
 // With an active `gate`, every visit is followed by the state probe, and a visit that
 // ended in the slow state is dropped and visited again after the wait for the quiet state
 // (run_rounds): a pass that started quiet (P3pcPasses::settle) still mixed the two states
-// (benchmarker/README.md, "Visits in the slow state"). The waits count neither in the
-// pass's time nor in the budget (`waited`, called with their seconds on both ranks).
+// (benchmarker/README.md, "Visits in the slow state"). The waits do not count in the
+// pass's time (nor, by the gate's charge, in the passes' budget).
 Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const TimeRule& rule,
-                  const ProgressFn& progress, StateGate& gate, const std::function<void(double)>& waited,
-                  std::optional<double> partial = std::nullopt) {
+                  const ProgressFn& progress, StateGate& gate, std::optional<double> partial = std::nullopt) {
   int me = 0;
   MPI_Comm_rank(pair, &me);
   const auto start = Clock::now();
@@ -455,20 +464,11 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
 
   const Message probe_msg = message(cache, kProbeFloats, false, paper_shape(kProbeFloats, o.blocks));
   auto probe = [&] {
-    double times[kProbeReps];
-    repetition(pair, me, Path::full, probe_msg, probe_msg, buffers.paper_send.data(), buffers.paper_recv.data());
-    for (double& t : times)
-      t = repetition(pair, me, Path::full, probe_msg, probe_msg, buffers.paper_send.data(), buffers.paper_recv.data());
-    std::nth_element(times, times + kProbeReps / 2, times + kProbeReps);
-    return times[kProbeReps / 2];
+    return burst_median(pair, me, Path::full, probe_msg, probe_msg, buffers.paper_send.data(),
+                        buffers.paper_recv.data(), kProbeReps);
   };
   std::function<void()> settle;
-  if (gate.active())
-    settle = [&] {
-      const double s = gate.settle(pair, me, probe);
-      waited_s += s;
-      waited(s);
-    };
+  if (gate.active()) settle = [&] { waited_s += gate.settle(pair, me, probe); };
   int visits = 0, disturbed = 0;
   auto visit = [&](const Job& j) {
     const double t = sample(pair, j, buffers, cache);
@@ -598,10 +598,9 @@ std::optional<P3pcPasses::Rows> P3pcPasses::agreed_pass(MPI_Comm pair, bool firs
     // mode's budget (it starts with the mode). A later pass stops at the budget.
     const double left = budget_s_ - spent_s();
     // Past a --quick run's deadline no visit is dropped: the run ends rather than waits.
-    StateGate gate(wait_budget, probe_watch_, deadline);
-    auto waited = [this](double s) { spent_s_ -= s; };  // waiting is not measuring
-    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, overtime_factor() * budget_s_}, part, gate, waited)
-                   : measure_pass(pair, later, level_, {aim_s, std::max(aim_s, left)}, part, gate, waited, t_cf_);
+    StateGate gate(wait_budget, probe_watch_, deadline, [this](double s) { spent_s_ -= s; });  // not measuring
+    p = first_pass ? measure_pass(pair, o_, level_, {aim_s, overtime_factor() * budget_s_}, part, gate)
+                   : measure_pass(pair, later, level_, {aim_s, std::max(aim_s, left)}, part, gate, t_cf_);
     visits_ += p.visits;
     disturbed_ += p.disturbed;
   } catch (const ShortPass& e) {
