@@ -88,6 +88,29 @@ bool quota_stops(const CpuQuota& quota, int busy, int cores) {
   return quota.cores > 0 && quota.period_us > 0 && quota.cores < double(std::min(busy, cores));
 }
 
+QuotaCycle quota_cycle(const CpuQuota& quota) {
+  if (!(quota.cores > 0) || !(quota.period_us > 0)) return {};
+  return {quota.cores * quota.period_us, quota.period_us};
+}
+
+double quota_stretched_us(double wall_us, double cpu_us, const QuotaCycle& cycle) {
+  if (!(wall_us >= 0) || !(cpu_us >= 0) || !std::isfinite(wall_us) || !std::isfinite(cpu_us))
+    throw InvalidArgument("a node's busy time and CPU time must be finite and >= 0 µs");
+  if (!(cycle.cpu_us >= 0) || !(cycle.cycle_us >= 0) || !std::isfinite(cycle.cpu_us) ||
+      !std::isfinite(cycle.cycle_us))
+    throw InvalidArgument("a CPU quota's cycle must be finite and >= 0 µs");
+  if (cycle.cpu_us == 0 || cycle.cycle_us == 0 || wall_us == 0 || cpu_us == 0) return wall_us;
+  const double running = cpu_us / wall_us;         // threads on the cores, on average
+  const double window = cycle.cpu_us / running;    // wall µs run per cycle
+  if (window >= cycle.cycle_us) return wall_us;    // the quota covers them: no stop
+  // The work starts at a random moment of the cycle: in a stop (1 - f of the time; it
+  // then starts a whole window) it meets floor(x) stops, in a window (f; a uniform part
+  // of it left) floor(x) + 1 with probability frac(x).
+  const double x = cpu_us / cycle.cpu_us, f = window / cycle.cycle_us;
+  const double stops = std::floor(x) + (f * (x - std::floor(x)) > 0.5 ? 1.0 : 0.0);  // the median
+  return wall_us + stops * (cycle.cycle_us - window);
+}
+
 double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) {
   if (!(cpu_us >= 0)) throw InvalidArgument("a step's CPU time must be >= 0 µs");
   if (busy < 1 || cores < 1)
@@ -95,18 +118,11 @@ double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) 
                           std::to_string(busy));
   if (!(quota.cores >= 0) || !(quota.period_us >= 0) || !std::isfinite(quota.cores) || !std::isfinite(quota.period_us))
     throw InvalidArgument("a CPU quota and its period must be >= 0");
-  const double running = std::min(busy, cores);     // threads on the cores at once
-  const double rate = running / double(busy);       // CPU µs per wall µs of one thread
-  const double unstopped = cpu_us / rate;
+  const double running = std::min(busy, cores);  // threads on the cores at once
+  const double unstopped = cpu_us * double(busy) / running;
   if (!quota_stops(quota, busy, cores)) return unstopped;
-  const double window = quota.cores * quota.period_us / running;  // wall µs run per period
-  const double per_window = window * rate;                       // one thread's CPU µs in it
-  // The step starts when the wait before it ends, at a random moment of the period: in a
-  // stop (1 - f of the time; the step then starts a whole window) it meets floor(x) stops,
-  // in a window (f; a uniform part of it left) floor(x) + 1 with probability frac(x).
-  const double x = cpu_us / per_window, f = window / quota.period_us;
-  const double stops = std::floor(x) + (f * (x - std::floor(x)) > 0.5 ? 1.0 : 0.0);  // the median
-  return unstopped + stops * (quota.period_us - window);
+  // The node spends `running` CPU µs per wall µs for as long as the step runs.
+  return quota_stretched_us(unstopped, unstopped * running, quota_cycle(quota));
 }
 
 }  // namespace tessera

@@ -350,7 +350,25 @@ double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, co
   return 0;
 }
 
+double ProgramGrid::wake_part(const Plan& plan) const {
+  if (!unwoken) return 1.0;
+  return wake_share(nominal_phases(plan), unwoken->nominal_phases(plan), quota, comm_running,
+                    compute_running);
+}
+
 PhaseMicros ProgramGrid::phases(const Plan& plan) const {
+  const PhaseMicros woken = nominal_phases(plan);
+  if (!unwoken) return woken;
+  const PhaseMicros base = unwoken->nominal_phases(plan);
+  const double part = wake_share(woken, base, quota, comm_running, compute_running);
+  PhaseMicros t = base;
+  for (double PhaseMicros::*phase : {&PhaseMicros::scatter, &PhaseMicros::exchange, &PhaseMicros::compute,
+                                     &PhaseMicros::gather, &PhaseMicros::reduce, &PhaseMicros::total})
+    t.*phase += part * (woken.*phase - base.*phase);
+  return t;
+}
+
+PhaseMicros ProgramGrid::nominal_phases(const Plan& plan) const {
   PhaseMicros t;
   t.scatter = scatter[int(plan.scatter)];
   t.exchange = exchange[int(plan.exchange)];
@@ -413,6 +431,19 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   g.repeats = step_repeats(program, machine.compute.has_own_primitive(Primitive::hysteresis_growth) ? part.procs() : 0);
   g.why = infeasibility(part, program.halo);
   if (!g.why.empty()) return g;
+  if (machine.placement.quota_wakes()) {
+    // The same grid without the wake-ups (no cache: its entries hold them), for phases().
+    MachineParams unwoken = machine;
+    unwoken.placement.quota_stop_us = 0;
+    g.unwoken = std::make_shared<const ProgramGrid>(
+        price_grid(program, fused, part, unwoken, model, pricing, nullptr, threads));
+    const int per_rank = threads > 0 ? threads : compute_threads(machine.placement, part.procs());
+    const int ranks = machine.placement.ranks_on_node(part.procs());
+    const int cores = machine.placement.cores_of_node(ranks * per_rank);
+    g.quota = quota_cycle(machine.placement.quota());
+    g.comm_running = std::min(ranks, cores);
+    g.compute_running = std::min(ranks * per_rank, cores);
+  }
   // Distinct halos of the scatters and exchanges; an exchange of no halo moves nothing.
   g.halo_of.assign(steps.size(), -1);
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -569,6 +600,17 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
 
 }  // namespace detail
 
+double wake_share(const PhaseMicros& woken, const PhaseMicros& unwoken, const QuotaCycle& quota,
+                  int comm_running, int compute_running) {
+  const double wakes = woken.total - unwoken.total;
+  if (!(wakes > 0) || quota.cpu_us == 0) return 1.0;
+  const double communication = unwoken.scatter + unwoken.exchange + unwoken.reduce + unwoken.gather;
+  const double cpu =
+      unwoken.compute * std::max(1, compute_running) + communication * std::max(1, comm_running);
+  const double stops = quota_stretched_us(unwoken.total, cpu, quota) - unwoken.total;
+  return std::clamp(stops / wakes, 0.0, 1.0);
+}
+
 namespace {
 void check_program(const ProgramDescription& program) {
   if (program.width < 1 || program.height < 1) throw InvalidArgument("program image size must be at least 1x1");
@@ -609,12 +651,17 @@ ProgramCost price(const ProgramDescription& program, const PipelineDescription* 
   out.model = model_kind;
   out.compute_priced = g.compute_priced;
   out.phases = g.phases(plan);
+  const double wakes_paid = g.wake_part(plan);
   const FirstRunCost first = first_run_cost(program, plan, machine, threads);
   out.first_touch_us = first.us;
   out.first_touch_bytes = first.bytes;
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const ProgramStep& s = program.steps[i];
-    const double us = g.step_us(i, program, plan);
+    double us = g.step_us(i, program, plan);
+    if (g.unwoken) {
+      const double base = g.unwoken->step_us(i, program, plan);
+      us = base + wakes_paid * (us - base);
+    }
     out.steps.push_back({i, s.kind, s.operation, g.repeats[i], us});
     auto it = std::find_if(out.operations.begin(), out.operations.end(),
                            [&](const OperationCost& o) { return o.operation == s.operation; });

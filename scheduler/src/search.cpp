@@ -156,12 +156,14 @@ void add_candidates(Ranking& ranking, Grid g, const detail::ProgramGrid& priced,
   } else {
     // Phases are independent and each is a sum over steps with non-negative weights, so
     // the best plan of a grid takes the best algorithm of each phase (first in enum
-    // order on ties, as better() would).
+    // order on ties, as better() would). Under a CPU quota the part of the wake-ups a
+    // run pays depends on the whole run (wake_share): the phases with every wake-up
+    // decide.
     auto best = [&](auto algorithms, auto field, auto with) {
       auto chosen = algorithms[0];
       double best_us = std::numeric_limits<double>::infinity();
       for (auto a : algorithms) {
-        const double us = field(priced.phases(with(a)));
+        const double us = field(priced.nominal_phases(with(a)));
         if (us < best_us) best_us = us, chosen = a;
       }
       return chosen;

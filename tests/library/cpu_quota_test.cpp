@@ -31,7 +31,10 @@ TEST(QuotaCores, RefusesNoCoresOrABadQuota) {
 }
 
 using tessera::CpuQuota;
+using tessera::quota_cycle;
+using tessera::quota_stretched_us;
 using tessera::quota_wall_us;
+using tessera::QuotaCycle;
 
 TEST(QuotaWall, WithoutAQuotaTheCpuTimeOverTheThreadsTurns) {
   EXPECT_DOUBLE_EQ(quota_wall_us(500, CpuQuota{}, 1, 2), 500);
@@ -81,4 +84,54 @@ TEST(QuotaWall, RefusesBadArguments) {
   EXPECT_THROW(quota_wall_us(1, CpuQuota{-0.5, 100}, 1, 1), tessera::InvalidArgument);
   EXPECT_THROW(quota_wall_us(1, CpuQuota{0.5, -100}, 1, 1), tessera::InvalidArgument);
   EXPECT_THROW(quota_wall_us(std::numeric_limits<double>::quiet_NaN(), CpuQuota{}, 1, 1), tessera::InvalidArgument);
+}
+
+TEST(QuotaStretch, OneBusyThreadMeetsTheStopsOfTheWindowsItSpans) {
+  // The emulated 4 x 1 cluster's node: 0.45 cores per 2223 µs, one rank: it runs
+  // 1000.35 µs per period, then stops 1222.65.
+  const QuotaCycle q = quota_cycle(CpuQuota{0.45, 2223});
+  EXPECT_DOUBLE_EQ(q.cpu_us, 1000.35);
+  EXPECT_DOUBLE_EQ(q.cycle_us, 2223);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(0, 0, q), 0);
+  // The work starts with a whole window: shorter, it is never stopped.
+  EXPECT_DOUBLE_EQ(quota_stretched_us(400, 400, q), 400);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(1000, 1000, q), 1000);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(1100, 1100, q), 1100 + 1222.65);      // one window filled
+  EXPECT_DOUBLE_EQ(quota_stretched_us(7336, 7336, q), 7336 + 7 * 1222.65);  // 7.33 windows
+  // Long work tends to the steady state, its CPU time over the quota.
+  EXPECT_NEAR(quota_stretched_us(1e6, 1e6, q) / (1e6 / 0.45), 1.0, 1e-3);
+  // A measured cycle (the kernel's steps: runs of 2.2 ms, stops of 3.9 ms) likewise.
+  const QuotaCycle measured{2200, 6100};
+  EXPECT_DOUBLE_EQ(quota_stretched_us(2000, 2000, measured), 2000);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(5000, 5000, measured), 5000 + 2 * 3900);
+}
+
+TEST(QuotaStretch, AProgramMeetsTheStopsOfTheCpuTimeItSpends) {
+  // 0.45 cores per 10 ms: a node whose one rank is busy throughout (computing or polling)
+  // runs 4.5 ms per period, then stops 5.5 ms. A 2.3 ms program fits in one window.
+  const QuotaCycle q = quota_cycle(CpuQuota{0.45, 10000});
+  EXPECT_DOUBLE_EQ(quota_stretched_us(2300, 2300, q), 2300);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(26000, 26000, q), 26000 + 5 * 5500);  // 5.78 windows
+  // Two threads half the time (a compute phase), one the other half: 1.5 on average.
+  // 0.9 cores: windows of 6 ms at 1.5 threads, 15 ms of CPU is 1.67 periods' quota.
+  EXPECT_DOUBLE_EQ(quota_stretched_us(10000, 15000, quota_cycle(CpuQuota{0.9, 10000})), 10000 + 4000);
+  // Two ranks on two cores at 0.9: 4.5 ms per period, 9 ms each is two windows.
+  EXPECT_DOUBLE_EQ(quota_stretched_us(9000, 18000, quota_cycle(CpuQuota{0.9, 10000})), 9000 + 2 * 5500);
+  // Fewer threads on average than the quota's cores, no quota, no work: no stop.
+  EXPECT_DOUBLE_EQ(quota_stretched_us(10000, 4000, q), 10000);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(500, 500, quota_cycle(CpuQuota{1.5, 1000})), 500);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(10000, 10000, QuotaCycle{}), 10000);
+  EXPECT_DOUBLE_EQ(quota_stretched_us(0, 0, q), 0);
+  EXPECT_EQ(quota_cycle(CpuQuota{}).cycle_us, 0);
+  EXPECT_EQ(quota_cycle(CpuQuota{0.45, 0}).cpu_us, 0);
+}
+
+TEST(QuotaStretch, RefusesBadArguments) {
+  const QuotaCycle q{450, 1000};
+  EXPECT_THROW(quota_stretched_us(-1, 0, q), tessera::InvalidArgument);
+  EXPECT_THROW(quota_stretched_us(1, -1, q), tessera::InvalidArgument);
+  EXPECT_THROW(quota_stretched_us(1, std::numeric_limits<double>::infinity(), q), tessera::InvalidArgument);
+  EXPECT_THROW(quota_stretched_us(std::numeric_limits<double>::quiet_NaN(), 1, q), tessera::InvalidArgument);
+  EXPECT_THROW(quota_stretched_us(1, 1, QuotaCycle{-1, 100}), tessera::InvalidArgument);
+  EXPECT_THROW(quota_stretched_us(1, 1, QuotaCycle{1, -100}), tessera::InvalidArgument);
 }

@@ -427,6 +427,71 @@ TEST(ProgramPricing, WithTheQuotasPeriodTheComputeRowsAreCpuTimeAndTheNodeStops)
   EXPECT_DOUBLE_EQ(loose.local_us(100, 4), 100);
 }
 
+TEST(ProgramPricing, ARunPaysNoMoreWakeUpsThanItsCpuTimeFillsWindows) {
+  // 0.45 cores per 10 ms, one thread busy throughout: windows of 4.5 ms, stops of 5.5 ms.
+  const QuotaCycle q = quota_cycle(CpuQuota{0.45, 10000});
+  PhaseMicros unwoken;
+  unwoken.scatter = 1000;
+  unwoken.exchange = 1000;
+  unwoken.compute = 2000;
+  unwoken.gather = 1000;
+  unwoken.total = 5000;  // 1.11 windows: one stop
+  PhaseMicros woken = unwoken;
+  woken.exchange += 2000;
+  woken.total += 2000;
+  EXPECT_EQ(wake_share(woken, unwoken, q, 1, 1), 1.0);  // 2 ms of wake-ups, 5.5 ms of stops
+  woken.exchange += 9000;
+  woken.total += 9000;
+  EXPECT_DOUBLE_EQ(wake_share(woken, unwoken, q, 1, 1), 0.5);  // 11 ms against 5.5
+  PhaseMicros brief = unwoken;
+  brief.compute = 0;
+  brief.total = 3000;  // shorter than a window: no stop, no wake-up
+  PhaseMicros brief_woken = brief;
+  brief_woken.exchange += 2000;
+  brief_woken.total += 2000;
+  EXPECT_EQ(wake_share(brief_woken, brief, q, 1, 1), 0.0);
+  // Two compute threads: 1000 x 3 + 2000 x 2 = 7000 µs of CPU in 5000 µs, 1.4 threads on
+  // average, windows of 4500 / 1.4 µs; 1.56 windows' CPU: one stop, the rest of the period.
+  EXPECT_NEAR(wake_share(woken, unwoken, q, 1, 2), (10000 - 4500 / 1.4) / 11000, 1e-12);
+  EXPECT_EQ(wake_share(woken, unwoken, QuotaCycle{}, 1, 1), 1.0);  // no quota
+  EXPECT_EQ(wake_share(unwoken, unwoken, q, 1, 1), 1.0);           // no wake-ups
+
+  // A program on a quota'd 2 x 1 placement whose stops were measured (4 ms, runs 2 ms: a
+  // wake-up of 1.33 ms a wait): with windows far longer than the run it pays none; with
+  // windows far shorter as much of them as its CPU time's stops, here fewer than its
+  // waits' wake-ups; with tiny measured stops every one.
+  MachineParams m = machine();
+  m.placement = Placement{1, 2, 0.45};
+  m.placement.quota_stop_us = 4000;
+  m.placement.quota_run_us = 2000;
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  const auto model = make_model(ModelKind::p3pc, m);
+  const Partition part(edge_like().width, edge_like().height, plan.grid);
+  for (const auto& [period, stop] :
+       {std::pair{1e9, 4000.0}, std::pair{1e-3, 4000.0}, std::pair{1e-3, 0.01}}) {
+    m.placement.cpu_period_us = period;
+    m.placement.quota_stop_us = stop;
+    MachineParams unstopped = m;
+    unstopped.placement.quota_stop_us = 0;
+    const ProgramCost cost = price_program(edge_like(), plan, ModelKind::p3pc, m, 1);
+    const double all = scheduler::detail::price_grid(edge_like(), nullptr, part, m, *model, Pricing::simulate,
+                                                     nullptr, 1)
+                           .nominal_phases(plan)
+                           .total;
+    const double none = price_program(edge_like(), plan, ModelKind::p3pc, unstopped, 1).phases.total;
+    ASSERT_GT(all, none);
+    // One thread busy all the run long: its CPU time is its length.
+    const double stops = quota_stretched_us(none, none, quota_cycle(m.placement.quota())) - none;
+    EXPECT_NEAR(cost.phases.total, std::min(all, none + stops), 1e-9 * all);
+    if (period > 1) EXPECT_EQ(cost.phases.total, none);
+    if (stop == 4000.0 && period < 1) EXPECT_LT(cost.phases.total, all);
+    if (stop < 1) EXPECT_NEAR(cost.phases.total, all, 1e-9 * all);
+    double steps = 0;
+    for (const auto& st : cost.steps) steps += st.us;
+    EXPECT_NEAR(steps, cost.phases.total, 1e-9 * all);
+  }
+}
+
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {
   // Rates are measured by one rank alone on a node. Whole cores: ranks beyond them take
   // turns, ceil(ranks / cores) rounds.

@@ -31,24 +31,43 @@ int quota_cores(int cores, double quota);
 /// min(busy, cores). Pure.
 bool quota_stops(const CpuQuota& quota, int busy, int cores);
 
+/// How a CPU quota lets a node whose threads stay busy run: `cpu_us` of CPU time per
+/// `cycle_us` of wall time; {0, 0} for none. From a quota and its period (quota_cycle):
+/// {cores x period, period}. tessera-bench measures it where the kernel enforces the
+/// quota in coarser steps than its period (one thread spinning: {run, run + stop}; the
+/// emulated 4 x 1 cluster at 0.45 CPU, period 2223 µs: runs ~2.2 ms, stops ~3.9 ms).
+struct QuotaCycle {
+  double cpu_us = 0;
+  double cycle_us = 0;
+};
+
+/// {quota.cores x quota.period_us, quota.period_us}; {0, 0} without a quota or period. Pure.
+QuotaCycle quota_cycle(const CpuQuota& quota);
+
+/// The wall time of `wall_us` of a node's work that was priced unstopped, in which its
+/// threads spent `cpu_us` of CPU time (computing or polling for messages: a waiting rank
+/// spends CPU time too), under a quota that runs the node `cycle` (cgroup CFS
+/// bandwidth). At the threads' average number r = cpu_us / wall_us the node runs a
+/// window of cycle.cpu_us / r µs of wall time, then is stopped for the rest of the cycle:
+/// the work pays the stop each time a window ends inside it. It starts at a random moment
+/// of the cycle. With x = cpu_us / cycle.cpu_us and f = window / cycle, it starts in a
+/// stop 1 - f of the time (then with a whole window: floor(x) stops) and inside a window f
+/// of the time (floor(x) + 1 stops with probability frac(x)): the median is floor(x), one
+/// more when f frac(x) > 1/2 (never at f <= 1/2, e.g. the emulated 4 x 1 cluster's 0.45
+/// CPU). Long work tends to cpu_us x cycle / cycle.cpu_us, the steady state. A step
+/// starting anywhere in a window (round(x) stops) priced that cluster's validations worse
+/// with four databases of four (benchmarker/README.md). `wall_us` itself without a
+/// quota, or when the threads fit in it (window >= cycle). Throws InvalidArgument for a
+/// negative or non-finite time or cycle. Pure.
+double quota_stretched_us(double wall_us, double cpu_us, const QuotaCycle& cycle);
+
 /// The wall time `cpu_us` of one thread's work takes on a node of `cores` cores whose
-/// `busy` threads (the ranks' threads, computing or polling for messages: every one
-/// spends CPU time) share `quota`. Without a quota, or with one that covers the busy
-/// threads, the node never stops: cpu_us times the threads' turns on the cores. Under
-/// one (cgroup CFS bandwidth), the node runs quota.cores x period_us of CPU time per
-/// period, `window` µs of wall time at min(busy, cores) threads at once, then is stopped
-/// until the next period: the work pays the stop each time a window ends inside it. A
-/// rank's local work starts when a wait ends (for a message, a barrier, the other
-/// ranks), at a random moment of the period, and a waiting rank polls: its node is busy.
-/// With x = cpu_us / one thread's CPU per window and f = window / period, the step starts
-/// in a stop 1 - f of the time (then with a whole window: floor(x) stops) and inside a
-/// window f of the time (floor(x) + 1 stops with probability frac(x)): the median is
-/// floor(x), one more when f frac(x) > 1/2 (never at f <= 1/2, e.g. the emulated 4 x 1
-/// cluster's 0.45 CPU). A long step tends to cpu_us / its share of the quota, the steady
-/// state. A step starting anywhere in a window (round(x) stops) priced that cluster's
-/// validations worse with four databases of four (benchmarker/README.md); there one
-/// rank's 64 MiB scatter copy read 13-17 ms where it runs 7.3 ms unstopped. Throws
-/// InvalidArgument for cpu_us < 0, busy < 1, cores < 1 or a negative quota or period. Pure.
+/// `busy` threads (the ranks' threads, computing or polling for messages) share `quota`:
+/// cpu_us times the threads' turns on the cores, min(busy, cores) at once, stretched by
+/// quota_stretched_us when the quota stops them (quota_stops): a step starts when a wait
+/// ends, at a random moment of the period. On the emulated 4 x 1 cluster one rank's 64 MiB
+/// scatter copy read 13-17 ms where it runs 7.3 ms unstopped. Throws InvalidArgument for
+/// cpu_us < 0, busy < 1, cores < 1 or a negative quota or period. Pure.
 double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores);
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 // functions.
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -169,6 +170,18 @@ nlohmann::json to_json(const ProgramCost& cost);
 std::string format_program_cost(const ProgramCost& cost);
 std::string_view to_string(ProgramStep::Kind kind);
 
+/// The part of a run's wake-ups (Placement::wake_us: `woken` less `unwoken`, the phases
+/// priced with and without them) that it pays: no more than the stops the CPU time of
+/// its `unwoken` run fills (tessera::quota_stretched_us under `quota`), the busiest node
+/// spending `comm_running` threads in the scatter, exchange, reduce and gather phases
+/// (each rank polls for its messages or copies) and `compute_running` in compute; 1 when
+/// there are none or no quota. A node is stopped only when its run has spent a window's
+/// CPU time: on the emulated 2 x 1 cluster (0.45 CPU, 10 ms period) ten 8-byte exchanges
+/// after 100 µs of spinning each ran 1.26 and 1.45 ms on two bring-ups of four
+/// (scripts/probes/quota_steps), where their wake-ups price 16 ms. Pure.
+double wake_share(const PhaseMicros& woken, const PhaseMicros& unwoken, const QuotaCycle& quota,
+                  int comm_running, int compute_running);
+
 namespace detail {
 
 /// Everything about a program on one partition that does not depend on the algorithms
@@ -199,9 +212,22 @@ struct ProgramGrid {
   /// gather); filled only when the search ranks a process's first runs (runs > 0) on a
   /// machine whose first touch was measured.
   std::vector<double> first_run;
-  /// The step's cost under `plan`'s algorithms, µs (every image and repeat).
+  /// Under a CPU quota whose stops tessera-bench measured (Placement::quota_wakes): the
+  /// grid priced without the wake-ups of receives that waited for another node
+  /// (Placement::wake_us), the quota's cycle and the busiest node's threads running at
+  /// once in the communication phases and in compute (for wake_share); null and 0
+  /// otherwise.
+  std::shared_ptr<const ProgramGrid> unwoken;
+  QuotaCycle quota;
+  int comm_running = 0, compute_running = 0;
+  /// The step's cost under `plan`'s algorithms, µs (every image and repeat), its
+  /// wake-ups in full.
   double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
-  /// Phase totals under the algorithms of `plan` (grid ignored). O(1).
+  /// Phase totals under the algorithms of `plan` (grid ignored), wake-ups in full. O(1).
+  PhaseMicros nominal_phases(const Plan& plan) const;
+  /// The part of nominal_phases' wake-ups `plan`'s run pays (wake_share); 1 without them.
+  double wake_part(const Plan& plan) const;
+  /// nominal_phases with that part of their wake-ups. O(1).
   PhaseMicros phases(const Plan& plan) const;
 };
 
