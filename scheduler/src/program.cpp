@@ -360,7 +360,7 @@ PhaseMicros ProgramGrid::phases(const Plan& plan) const {
   const PhaseMicros woken = nominal_phases(plan);
   if (!unwoken) return woken;
   const PhaseMicros base = unwoken->nominal_phases(plan);
-  const double part = wake_share(woken, base, quota, comm_running, compute_running);
+  const double part = wake_part(plan);
   PhaseMicros t = base;
   for (double PhaseMicros::*phase : {&PhaseMicros::scatter, &PhaseMicros::exchange, &PhaseMicros::compute,
                                      &PhaseMicros::gather, &PhaseMicros::reduce, &PhaseMicros::total})

@@ -100,7 +100,7 @@ TEST(QuotaStretch, OneBusyThreadMeetsTheStopsOfTheWindowsItSpans) {
   EXPECT_DOUBLE_EQ(quota_stretched_us(7336, 7336, q), 7336 + 7 * 1222.65);  // 7.33 windows
   // Long work tends to the steady state, its CPU time over the quota.
   EXPECT_NEAR(quota_stretched_us(1e6, 1e6, q) / (1e6 / 0.45), 1.0, 1e-3);
-  // A measured cycle (the kernel's steps: runs of 2.2 ms, stops of 3.9 ms) likewise.
+  // Any cycle likewise, e.g. runs of 2.2 ms and stops of 3.9 ms.
   const QuotaCycle measured{2200, 6100};
   EXPECT_DOUBLE_EQ(quota_stretched_us(2000, 2000, measured), 2000);
   EXPECT_DOUBLE_EQ(quota_stretched_us(5000, 5000, measured), 5000 + 2 * 3900);

@@ -32,10 +32,10 @@ int quota_cores(int cores, double quota);
 bool quota_stops(const CpuQuota& quota, int busy, int cores);
 
 /// How a CPU quota lets a node whose threads stay busy run: `cpu_us` of CPU time per
-/// `cycle_us` of wall time; {0, 0} for none. From a quota and its period (quota_cycle):
-/// {cores x period, period}. tessera-bench measures it where the kernel enforces the
-/// quota in coarser steps than its period (one thread spinning: {run, run + stop}; the
-/// emulated 4 x 1 cluster at 0.45 CPU, period 2223 µs: runs ~2.2 ms, stops ~3.9 ms).
+/// `cycle_us` of wall time; {0, 0} for none. The scheduler takes it from the quota and its
+/// period (quota_cycle): the cycle tessera-bench measures where the kernel enforces the
+/// quota in coarser steps (one thread spinning: {run, run + stop}) priced the emulated
+/// 4 x 1 cluster worse (benchmarker/README.md, "No more wake-ups than stops").
 struct QuotaCycle {
   double cpu_us = 0;
   double cycle_us = 0;
