@@ -9,7 +9,8 @@
 #       as a 1gbit wire takes; at 100mbit the wire alone takes 84 ms.
 #   cluster_test.sh cpu CLUSTER_SCRIPT
 #       up/launch/down, 2 nodes x 2 ranks with --cpu 0.2: each node's CPU group has that
-#       quota, every rank sits in its node's group, and down removes the groups.
+#       quota, their periods start together (an independent spinner in each), every rank
+#       sits in its node's group, and down removes the groups.
 #   cluster_test.sh bench CLUSTER_SCRIPT TESSERA_BENCH
 #       2 nodes x 2 ranks at 1gbit running `tessera-bench --quick --modes p3pc`: the
 #       perfdb must hold full-path rows for both levels, and at the largest size both
@@ -145,6 +146,26 @@ case $mode in
             p=$(cat /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k/cpu.cfs_period_us 2>/dev/null || echo none)
             [[ $q == 2000 && $p == 10000 ]] || fail "node $k: CPU group quota/period $q/$p, expected 2000/10000"
         done
+        # The nodes' periods in one phase (tessera-cluster aligns them within 500 us),
+        # checked by an independent spinner: where in the period it resumes after a stop.
+        for k in 1 2; do
+            phase[k]=$(sh -c 'echo $$ >"$1/tasks" && exec python3 -c "$2"' sh \
+                /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k '
+import statistics, time
+end, last, resumes = time.monotonic_ns() + 300_000_000, time.monotonic_ns(), []
+while last < end:
+    t = time.monotonic_ns()
+    if t - last >= 300_000:
+        resumes.append(t // 1000 % 10000)
+    last = t
+ref = resumes[0]
+print(round(ref + statistics.median((r - ref + 5000) % 10000 - 5000 for r in resumes)) % 10000)
+') || fail "node $k: could not time its CPU quota's stops"
+        done
+        apart=$(((phase[2] - phase[1] + 10000) % 10000))
+        ((apart <= 5000)) || apart=$((10000 - apart))
+        echo "quota periods resume at ${phase[1]} and ${phase[2]} us of 10000: $apart us apart"
+        ((apart <= 1000)) || fail "the nodes' CPU quota periods are $apart us apart, expected <= 1000"
         rc=0
         "$cluster" launch --ranks-per-node 2 --timeout 45 -- /bin/sh -c \
             'echo "rank on $(hostname) cgroup $(awk -F: '"'"'$2 == "cpu" { print $3 }'"'"' /proc/self/cgroup)"' \
@@ -158,7 +179,7 @@ case $mode in
         "$cluster" down || fail "tessera-cluster down failed"
         brought_up=
         [[ ! -e /sys/fs/cgroup/cpu/tessera-cluster ]] || fail "the CPU groups were left behind"
-        echo "PASS: quota 0.2 cores per node, 4 ranks in their nodes' groups, groups removed"
+        echo "PASS: quota 0.2 cores per node in one phase, 4 ranks in their nodes' groups, groups removed"
         ;;
     *) fail "unknown mode '$mode'" ;;
 esac
