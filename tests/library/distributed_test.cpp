@@ -13,6 +13,8 @@
 #include "tessera/error.hpp"
 #include "tessera/pipeline.hpp"
 #include "tessera/session.hpp"
+// The communicator behind a Team (detail::Comm), to check which one a team is.
+#include "../../library/src/mpi/comm.hpp"
 
 namespace tessera {
 namespace {
@@ -360,6 +362,36 @@ TEST(Distributed, PairLatencyIsRankZerosReadingOnEveryMember) {
   }
   // Checked before any message, so every rank throws and none waits for a peer.
   EXPECT_THROW(team.pair_latency_us(0), InvalidArgument);
+}
+
+// A team of fewer ranks than started is split once and kept by the session: a later
+// team of that size is the same communicator (no collective), a team object's end does
+// not free it, and every size gets its own.
+TEST(Distributed, TeamsOfFewerRanksAreKeptBySize) {
+  const auto& s = session();
+  MPI_Comm first = MPI_COMM_NULL;
+  {
+    const Team one = s.team(1);
+    EXPECT_EQ(one.active(), s.rank() == 0);
+    if (one.active()) first = one.comm().comm;
+  }  // its communicator outlives it
+  for (int procs = 1; procs <= s.size(); ++procs) {
+    const Team a = s.team(procs), b = s.team(procs);
+    ASSERT_EQ(a.active(), s.rank() < procs);
+    ASSERT_EQ(b.active(), s.rank() < procs);
+    if (!a.active()) continue;
+    EXPECT_EQ(a.size(), procs);
+    EXPECT_EQ(a.rank(), s.rank());
+    EXPECT_EQ(a.comm().comm, b.comm().comm);
+    if (procs == 1) {
+      EXPECT_EQ(a.comm().comm, first);
+    }
+    if (procs == s.size()) {
+      EXPECT_EQ(a.comm().comm, MPI_COMM_WORLD);
+    }
+    a.barrier();  // usable: a collective over exactly its members
+    EXPECT_EQ(a.max(double(s.rank())), double(procs - 1));
+  }
 }
 
 // The clock offset: each rank's clock shifted by rank x 1.5 s is found shifted by as

@@ -63,6 +63,13 @@ int Session::threads_for(int active_procs) const {
 }
 
 Session::~Session() {
+  // A harness that owns MPI may have finalised it already, and with it every
+  // communicator: the kept teams are then dropped without MPI_Comm_free.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    for (auto& kept : teams_) kept.second->owned = false;
+  teams_.clear();
   comm_.reset();
   if (owns_mpi_) MPI_Finalize();
 }
@@ -189,13 +196,18 @@ Team Session::team(int procs) const {
     throw InfeasiblePlan("a plan of " + std::to_string(procs) + " ranks needs " + std::to_string(procs) +
                          " ranks but " + std::to_string(comm_->size) + " were started");
   if (procs == comm_->size) return Team(std::make_unique<detail::Comm>(comm_->comm));
-  // Splitting is collective and costs a round of messages, so only when some ranks idle.
-  MPI_Comm sub = MPI_COMM_NULL;
-  detail::check(MPI_Comm_split(comm_->comm, comm_->rank < procs ? 0 : MPI_UNDEFINED, comm_->rank, &sub),
-                "MPI_Comm_split");
-  if (sub == MPI_COMM_NULL) return Team(nullptr);
-  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
-  return Team(std::make_unique<detail::Comm>(sub, true));
+  // Splitting is collective and costs rounds of messages (a communicator id agreed by
+  // all), so only when some ranks idle, and once per size: the session keeps it.
+  auto kept = teams_.find(procs);
+  if (kept == teams_.end()) {
+    MPI_Comm sub = MPI_COMM_NULL;
+    detail::check(MPI_Comm_split(comm_->comm, comm_->rank < procs ? 0 : MPI_UNDEFINED, comm_->rank, &sub),
+                  "MPI_Comm_split");
+    if (sub != MPI_COMM_NULL) MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+    kept = teams_.emplace(procs, std::make_unique<detail::Comm>(sub, true)).first;
+  }
+  if (kept->second->comm == MPI_COMM_NULL) return Team(nullptr);
+  return Team(std::make_unique<detail::Comm>(kept->second->comm));  // borrowed: the session frees it
 }
 
 Team::Team(std::unique_ptr<detail::Comm> comm) : comm_(std::move(comm)) {}
