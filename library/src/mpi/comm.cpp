@@ -22,7 +22,12 @@ Comm::Comm(Comm&& o) noexcept : comm(o.comm), rank(o.rank), size(o.size), owned(
 }
 
 Comm::~Comm() {
-  if (owned && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (!owned || comm == MPI_COMM_NULL) return;
+  // A harness that owns MPI may have finalised it, and with it every communicator,
+  // before an owner of one (a Session's kept teams) ends: nothing left to free then.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm);
 }
 
 void check(int mpi_result, const char* what) {

@@ -14,7 +14,7 @@ struct Comm {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
-  bool owned = false;  // freed in the destructor if true
+  bool owned = false;  // freed in the destructor if true (and MPI is not finalised yet)
   Comm() = default;
   explicit Comm(MPI_Comm c, bool own = false);
   Comm(Comm&& o) noexcept;

@@ -63,13 +63,7 @@ int Session::threads_for(int active_procs) const {
 }
 
 Session::~Session() {
-  // A harness that owns MPI may have finalised it already, and with it every
-  // communicator: the kept teams are then dropped without MPI_Comm_free.
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized)
-    for (auto& kept : teams_) kept.second->owned = false;
-  teams_.clear();
+  teams_.clear();  // before MPI_Finalize
   comm_.reset();
   if (owns_mpi_) MPI_Finalize();
 }
