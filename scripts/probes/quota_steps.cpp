@@ -15,13 +15,7 @@
 #include <numeric>
 #include <vector>
 
-namespace {
-void spin_us(double us) {
-  const double end = MPI_Wtime() + us * 1e-6;
-  while (MPI_Wtime() < end) {
-  }
-}
-}  // namespace
+#include "spin.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -47,7 +41,7 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     for (int s = 0; s < steps; ++s) {
-      spin_us(compute);
+      probe::spin_us(compute);
       MPI_Sendrecv(out.data(), bytes, MPI_CHAR, partner, 0, in.data(), bytes, MPI_CHAR, partner, 0,
                    MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }

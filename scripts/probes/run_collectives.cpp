@@ -24,14 +24,7 @@
 #include <vector>
 
 #include "median.hpp"
-
-namespace {
-void spin_us(double us) {
-  const double end = MPI_Wtime() + us * 1e-6;
-  while (MPI_Wtime() < end) {
-  }
-}
-}  // namespace
+#include "spin.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -65,7 +58,7 @@ int main(int argc, char** argv) {
         if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
       } else {
         if (working) {
-          spin_us(1000);
+          probe::spin_us(1000);
           t0 = MPI_Wtime();
         }
         MPI_Request request;
