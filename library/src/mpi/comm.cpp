@@ -16,18 +16,21 @@ Comm::Comm(MPI_Comm c, bool own) : comm(c), owned(own) {
   }
 }
 
-Comm::Comm(Comm&& o) noexcept : comm(o.comm), rank(o.rank), size(o.size), owned(o.owned) {
+Comm::Comm(Comm&& o) noexcept
+    : comm(o.comm), rank(o.rank), size(o.size), owned(o.owned), pending(std::move(o.pending)) {
   o.comm = MPI_COMM_NULL;
   o.owned = false;
+  o.pending.clear();
 }
 
 Comm::~Comm() {
-  if (!owned || comm == MPI_COMM_NULL) return;
   // A harness that owns MPI may have finalised it, and with it every communicator,
   // before an owner of one (a Session's kept teams) ends: nothing left to free then.
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Comm_free(&comm);
+  if (finalized) return;
+  if (!pending.empty()) MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
+  if (owned && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
 void check(int mpi_result, const char* what) {
@@ -89,6 +92,19 @@ void gentle_barrier(const Comm& c, bool sleepy) {
     if (done) return;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+
+void post_barrier(const Comm& c) {
+  MPI_Request request;
+  check(MPI_Ibarrier(c.comm, &request), "MPI_Ibarrier");
+  c.pending.push_back(request);
+}
+
+void complete_pending(const Comm& c) {
+  if (c.pending.empty()) return;
+  std::vector<MPI_Request> requests;
+  requests.swap(c.pending);  // gone from `c` whether or not the wait reports an error
+  check(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 }  // namespace tessera::detail

@@ -15,6 +15,9 @@ struct Comm {
   int rank = 0;
   int size = 1;
   bool owned = false;  // freed in the destructor if true (and MPI is not finalised yet)
+  /// Nonblocking collectives this rank posted on `comm` and has not completed
+  /// (post_barrier); complete_pending completes them, the destructor at the latest.
+  mutable std::vector<MPI_Request> pending;
   Comm() = default;
   explicit Comm(MPI_Comm c, bool own = false);
   Comm(Comm&& o) noexcept;
@@ -54,5 +57,15 @@ Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdi
 /// A barrier over `comm`; with `sleepy`, this rank polls it with short sleeps instead
 /// of spinning, leaving its core to ranks that still compute. Collective.
 void gentle_barrier(const Comm& comm, bool sleepy);
+
+/// This rank's part of a barrier over `comm`, without waiting for the others: the
+/// request is kept in comm.pending. A rank that must not leave before the others have
+/// reached a point (idle ranks of a plan, which wait in gentle_barrier) lets them go
+/// while it goes on. Collective (every rank calls it, or gentle_barrier, in the same
+/// order of `comm`'s collectives); the barrier completes no later than complete_pending.
+void post_barrier(const Comm& comm);
+
+/// Waits for the collectives post_barrier left on `comm`. Local.
+void complete_pending(const Comm& comm);
 
 }  // namespace tessera::detail
