@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct Node {
   std::string label;         // the user-level operation (ProgramStep::operation)
 };
 
+struct Lowered;
+
 struct Graph {
   std::vector<Node> nodes;
   int input = -1;
@@ -48,6 +51,13 @@ struct Graph {
   int add(Node n) {
     nodes.push_back(std::move(n));
     return int(nodes.size()) - 1;
+  }
+  /// The graph's lowering as Program::run last made it, and the graph's size then: a
+  /// graph only grows (nodes, outputs), so the same sizes mean the same graph.
+  std::shared_ptr<const Lowered> lowered;
+  std::size_t lowered_nodes = 0, lowered_outputs = 0;
+  bool lowered_current() const {
+    return lowered && lowered_nodes == nodes.size() && lowered_outputs == outputs.size();
   }
 };
 

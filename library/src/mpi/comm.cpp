@@ -100,11 +100,18 @@ void post_barrier(const Comm& c) {
   c.pending.push_back(request);
 }
 
-void complete_pending(const Comm& c) {
-  if (c.pending.empty()) return;
-  std::vector<MPI_Request> requests;
-  requests.swap(c.pending);  // gone from `c` whether or not the wait reports an error
-  check(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+void complete_pending(const Comm& c, std::size_t keep) {
+  auto& pending = c.pending;
+  for (auto it = pending.begin(); it != pending.end();) {
+    int done = 0;
+    check(MPI_Test(&*it, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    it = done ? pending.erase(it) : it + 1;
+  }
+  if (pending.size() <= keep) return;
+  // The oldest beyond `keep`: gone from `c` whether or not the wait reports an error.
+  std::vector<MPI_Request> oldest(pending.begin(), pending.end() - std::ptrdiff_t(keep));
+  pending.erase(pending.begin(), pending.end() - std::ptrdiff_t(keep));
+  check(MPI_Waitall(int(oldest.size()), oldest.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 }  // namespace tessera::detail

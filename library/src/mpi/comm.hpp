@@ -65,7 +65,9 @@ void gentle_barrier(const Comm& comm, bool sleepy);
 /// order of `comm`'s collectives); the barrier completes no later than complete_pending.
 void post_barrier(const Comm& comm);
 
-/// Waits for the collectives post_barrier left on `comm`. Local.
-void complete_pending(const Comm& comm);
+/// Drops the collectives post_barrier left on `comm` that have completed (testing each
+/// once, which also progresses them), then waits for the oldest of the others until at
+/// most `keep` remain. Local.
+void complete_pending(const Comm& comm, std::size_t keep = 0);
 
 }  // namespace tessera::detail
