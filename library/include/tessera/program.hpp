@@ -105,8 +105,10 @@ class Program {
   Halo halo() const;
 
   /// Runs the program on `image` (used on the root only) with `plan`. Ranks >=
-  /// plan.procs() idle. Throws InfeasiblePlan (on every rank) if the plan does not fit
-  /// the session or the image. With `times` (the root decides: every rank times the
+  /// plan.procs() idle; the working ones return without waiting for them. Throws
+  /// InfeasiblePlan (on every rank) if the plan does not fit the session or the image.
+  /// The first run of the program as it stands lowers it (the stages), agreed on by every
+  /// rank; later runs reuse that until the program grows. With `times` (the root decides: every rank times the
   /// run when the root asks), the run starts after a barrier and every stage's share
   /// of it is timed without another barrier, on the root's clock (Session::clock_offset,
   /// estimated collectively at the first timed run): how much later the last rank ended
