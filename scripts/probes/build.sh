@@ -21,7 +21,7 @@ done
 # The C API only: Open MPI's C++ bindings warn under -Wextra.
 mpi=(-DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1)
 for p in l3w gather2x1 pingpong state_pair nc_states recv_state layout_order exchange_state quota_gather quota_exchange \
-  quota_wait quota_message quota_steps run_collectives; do
+  quota_wait quota_message quota_steps run_collectives idle_poll; do
   mpicxx "${flags[@]}" "${mpi[@]}" "$here/$p.cpp" -o "$out/$p"
 done
 mpicxx "${flags[@]}" "${mpi[@]}" -pthread "$here/quota_after_compute.cpp" -o "$out/quota_after_compute"

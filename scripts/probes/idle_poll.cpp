@@ -1,0 +1,128 @@
+// Independent MPI probe: what ranks that wait for a run they take no part in cost the
+// ranks that work (no tessera code; the same MPI calls). Rank 0 computes a fixed amount
+// of work (a fixed loop calibrated to COMPUTE µs before the samples) while every other
+// rank waits in an MPI_Ibarrier that rank 0 joins at its end, the waiting ranks either
+//   test-S   MPI_Test, then sleep S µs, until done, for S = 200 (tessera's idle ranks in
+//            Program::run), 1000 and 2000, or
+//   backoff  MPI_Test, then sleep 50 µs doubling to a cap of CAP µs, until done.
+// Alternated sample by sample after a barrier; prints rank 0's median time of the work
+// (µs; the work itself, not the barrier) and the waiting ranks' CPU time per second of
+// wall time, their mean (getrusage, over all the samples of that kind). On a node under
+// a CPU quota, a waiting rank's CPU time is taken from the working rank's quota; on a
+// host shared by emulated nodes, from its cores.
+//   idle_poll [COMPUTE us (default 5000)] [REPS (default 40)] [CAP us (default 2000)]
+// e.g. `tessera-cluster run --nodes 2 --ranks-per-node 2 --cpu 0.9 -- .../idle_poll`.
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "median.hpp"
+
+namespace {
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Work that takes `us` of CPU time on an undisturbed core: a fixed number of iterations,
+// so that a rank slowed down by others takes longer (spinning on the clock would not).
+volatile double sink = 0;
+void work(long iterations) {
+  double x = 1.0;
+  for (long i = 0; i < iterations; ++i) x = x * 1.0000001 + 1e-9;
+  sink = x;
+}
+
+void wait_sleeping(MPI_Request* r, double first_us, double cap_us) {
+  double s = first_us;
+  for (int done = 0;;) {
+    MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(long(s)));
+    s = std::min(cap_us, 2 * s);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double compute_us = argc > 1 ? std::atof(argv[1]) : 5000;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 40;
+  const double cap_us = argc > 3 ? std::atof(argv[3]) : 2000;
+  if (size < 2 || compute_us <= 0 || reps < 1 || cap_us < 50) {
+    if (rank == 0) std::fprintf(stderr, "idle_poll: 2+ ranks, COMPUTE > 0, REPS >= 1, CAP >= 50\n");
+    MPI_Finalize();
+    return 2;
+  }
+  // Iterations for COMPUTE µs, calibrated by rank 0 while the others wait in the
+  // broadcast below (the samples after it are what compare, side by side).
+  long iterations = 0;
+  if (rank == 0) {
+    long n = 1 << 20;
+    for (;;) {
+      const double t0 = MPI_Wtime();
+      work(n);
+      const double dt = MPI_Wtime() - t0;
+      if (dt > 2e-3) {
+        iterations = long(double(n) * compute_us * 1e-6 / dt);
+        break;
+      }
+      n *= 2;
+    }
+  }
+  MPI_Bcast(&iterations, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::vector<double> sleeps = {200, 1000, 2000};
+  const int kinds = int(sleeps.size()) + 1;  // the last: backoff
+  const auto n = static_cast<std::size_t>(kinds);
+  std::vector<std::vector<double>> times(n);
+  std::vector<double> cpu(n, 0), wall(n, 0);
+  for (int r = -3; r < reps; ++r)
+    for (int k = 0; k < kinds; ++k) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double w0 = MPI_Wtime(), c0 = cpu_seconds();
+      MPI_Request req;
+      if (rank == 0) {
+        work(iterations);
+        const double dt = MPI_Wtime() - w0;
+        MPI_Ibarrier(MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (r >= 0) times[std::size_t(k)].push_back(dt * 1e6);
+      } else {
+        MPI_Ibarrier(MPI_COMM_WORLD, &req);
+        const bool backoff = k == kinds - 1;
+        wait_sleeping(&req, backoff ? 50 : sleeps[std::size_t(k)], backoff ? cap_us : sleeps[std::size_t(k)]);
+        if (r >= 0) cpu[std::size_t(k)] += cpu_seconds() - c0, wall[std::size_t(k)] += MPI_Wtime() - w0;
+      }
+    }
+  // The waiting ranks' CPU share, averaged over them.
+  std::vector<double> share(n);
+  for (int k = 0; k < kinds; ++k) {
+    const double mine = rank == 0 ? 0 : cpu[std::size_t(k)] / std::max(wall[std::size_t(k)], 1e-9);
+    MPI_Reduce(&mine, &share[std::size_t(k)], 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  }
+  if (rank == 0) {
+    std::printf("idle_poll: %d ranks, rank 0 works %.0f us (calibrated), %d samples each\n", size, compute_us,
+                reps);
+    for (int k = 0; k < kinds; ++k) {
+      const std::string name =
+          k == kinds - 1 ? "backoff 50-" + std::to_string(int(cap_us)) : "test-" + std::to_string(int(sleeps[std::size_t(k)]));
+      std::printf("  %-16s work %8.0f us (median)   waiting ranks' CPU %5.1f %% each\n", name.c_str(),
+                  probe::median(times[std::size_t(k)]), 100 * share[std::size_t(k)] / (size - 1));
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
