@@ -1,16 +1,17 @@
 // Independent MPI probe: what ranks that wait for a run they take no part in cost the
-// ranks that work (no tessera code; the same MPI calls). Rank 0 computes a fixed amount
-// of work (a fixed loop calibrated to COMPUTE µs before the samples) while every other
-// rank waits in an MPI_Ibarrier that rank 0 joins at its end, the waiting ranks either
+// ranks that work (no tessera code; the same MPI calls). Ranks 0..W-1 (W = WORKERS,
+// default 1) each run a fixed loop calibrated to COMPUTE µs before the samples, while
+// every other rank waits in an MPI_Ibarrier that the workers join at their end, either
 //   test-S   MPI_Test, then sleep S µs, until done, for S = 200 (tessera's idle ranks in
 //            Program::run), 1000 and 2000, or
 //   backoff  MPI_Test, then sleep 50 µs doubling to a cap of CAP µs, until done.
-// Alternated sample by sample after a barrier; prints rank 0's median time of the work
-// (µs; the work itself, not the barrier) and the waiting ranks' CPU time per second of
-// wall time, their mean (getrusage, over all the samples of that kind). On a node under
+// Alternated sample by sample after a barrier, each way of waiting with one worker and,
+// when W > 1, with W: prints the slowest worker's median time of the loop (µs; the loop
+// itself, not the barrier) and the waiting ranks' CPU time per second of wall time, their
+// mean (getrusage, over all the samples of that mode). On a node under
 // a CPU quota, a waiting rank's CPU time is taken from the working rank's quota; on a
 // host shared by emulated nodes, from its cores.
-//   idle_poll [COMPUTE us (default 5000)] [REPS (default 40)] [CAP us (default 2000)]
+//   idle_poll [COMPUTE us (default 5000)] [REPS (default 40)] [CAP us (default 2000)] [WORKERS]
 // e.g. `tessera-cluster run --nodes 2 --ranks-per-node 2 --cpu 0.9 -- .../idle_poll`.
 #include <mpi.h>
 #include <sys/resource.h>
@@ -62,8 +63,10 @@ int main(int argc, char** argv) {
   const double compute_us = argc > 1 ? std::atof(argv[1]) : 5000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 40;
   const double cap_us = argc > 3 ? std::atof(argv[3]) : 2000;
-  if (size < 2 || compute_us <= 0 || reps < 1 || cap_us < 50) {
-    if (rank == 0) std::fprintf(stderr, "idle_poll: 2+ ranks, COMPUTE > 0, REPS >= 1, CAP >= 50\n");
+  const int workers = argc > 4 ? std::atoi(argv[4]) : 1;
+  if (size < 2 || compute_us <= 0 || reps < 1 || cap_us < 50 || workers < 1 || workers >= size) {
+    if (rank == 0)
+      std::fprintf(stderr, "idle_poll: 2+ ranks, COMPUTE > 0, REPS >= 1, CAP >= 50, WORKERS in 1..ranks-1\n");
     MPI_Finalize();
     return 2;
   }
@@ -84,44 +87,60 @@ int main(int argc, char** argv) {
     }
   }
   MPI_Bcast(&iterations, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  const std::vector<double> sleeps = {200, 1000, 2000};
-  const int kinds = int(sleeps.size()) + 1;  // the last: backoff
-  const auto n = static_cast<std::size_t>(kinds);
-  std::vector<std::vector<double>> times(n);
-  std::vector<double> cpu(n, 0), wall(n, 0);
+  // The modes, alternated sample by sample: each way of waiting, with one worker and,
+  // when WORKERS > 1, with WORKERS of them (side by side: whether the workers slow each
+  // other down, e.g. two ranks sharing an emulated node's quota).
+  struct Mode {
+    double first_us, cap_us;  // the waiting ranks' sleeps: first, doubling to cap
+    int workers;
+    std::string name;
+  };
+  std::vector<Mode> modes;
+  for (int w : workers > 1 ? std::vector<int>{1, workers} : std::vector<int>{1}) {
+    for (double sleep : {200.0, 1000.0, 2000.0})
+      modes.push_back({sleep, sleep, w, "test-" + std::to_string(int(sleep))});
+    modes.push_back({50, cap_us, w, "backoff 50-" + std::to_string(int(cap_us))});
+  }
+  const std::size_t kinds = modes.size();
+  std::vector<std::vector<double>> times(kinds);
+  std::vector<double> cpu(kinds, 0), wall(kinds, 0);
   for (int r = -3; r < reps; ++r)
-    for (int k = 0; k < kinds; ++k) {
+    for (std::size_t k = 0; k < kinds; ++k) {
+      const Mode& m = modes[k];
       MPI_Barrier(MPI_COMM_WORLD);
       const double w0 = MPI_Wtime(), c0 = cpu_seconds();
       MPI_Request req;
-      if (rank == 0) {
+      if (rank < m.workers) {
         work(iterations);
         const double dt = MPI_Wtime() - w0;
         MPI_Ibarrier(MPI_COMM_WORLD, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        if (r >= 0) times[std::size_t(k)].push_back(dt * 1e6);
+        if (r >= 0) times[k].push_back(dt * 1e6);
       } else {
         MPI_Ibarrier(MPI_COMM_WORLD, &req);
-        const bool backoff = k == kinds - 1;
-        wait_sleeping(&req, backoff ? 50 : sleeps[std::size_t(k)], backoff ? cap_us : sleeps[std::size_t(k)]);
-        if (r >= 0) cpu[std::size_t(k)] += cpu_seconds() - c0, wall[std::size_t(k)] += MPI_Wtime() - w0;
+        wait_sleeping(&req, m.first_us, m.cap_us);
+        if (r >= 0) {
+          times[k].push_back(0);  // no work: the workers' maximum below
+          cpu[k] += cpu_seconds() - c0, wall[k] += MPI_Wtime() - w0;
+        }
       }
     }
-  // The waiting ranks' CPU share, averaged over them.
-  std::vector<double> share(n);
-  for (int k = 0; k < kinds; ++k) {
-    const double mine = rank == 0 ? 0 : cpu[std::size_t(k)] / std::max(wall[std::size_t(k)], 1e-9);
-    MPI_Reduce(&mine, &share[std::size_t(k)], 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  // Each sample's slowest worker, and the waiting ranks' CPU share, averaged over them.
+  std::vector<double> share(kinds);
+  for (std::size_t k = 0; k < kinds; ++k) {
+    std::vector<double> slowest(times[k].size());
+    MPI_Reduce(times[k].data(), slowest.data(), int(slowest.size()), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    times[k] = slowest;
+    const double used = rank < modes[k].workers ? 0 : cpu[k] / std::max(wall[k], 1e-9);
+    MPI_Reduce(&used, &share[k], 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
   if (rank == 0) {
-    std::printf("idle_poll: %d ranks, rank 0 works %.0f us (calibrated), %d samples each\n", size, compute_us,
+    std::printf("idle_poll: %d ranks, a loop of %.0f us (calibrated on rank 0), %d samples each\n", size, compute_us,
                 reps);
-    for (int k = 0; k < kinds; ++k) {
-      const std::string name =
-          k == kinds - 1 ? "backoff 50-" + std::to_string(int(cap_us)) : "test-" + std::to_string(int(sleeps[std::size_t(k)]));
-      std::printf("  %-16s work %8.0f us (median)   waiting ranks' CPU %5.1f %% each\n", name.c_str(),
-                  probe::median(times[std::size_t(k)]), 100 * share[std::size_t(k)] / (size - 1));
-    }
+    for (std::size_t k = 0; k < kinds; ++k)
+      std::printf("  %-16s %d working: loop %8.0f us (median, slowest worker)   waiting ranks' CPU %5.1f %% each\n",
+                  modes[k].name.c_str(), modes[k].workers, probe::median(times[k]),
+                  100 * share[k] / (size - modes[k].workers));
   }
   MPI_Finalize();
   return 0;
