@@ -13,6 +13,7 @@ g++ "${flags[@]}" "$here/quota_burst.cpp" -o "$out/quota_burst"
 g++ "${flags[@]}" "$here/copy_chain.cpp" -o "$out/copy_chain"
 g++ "${flags[@]}" "$here/idle_decay.cpp" -o "$out/idle_decay"
 g++ "${flags[@]}" -pthread "$here/threads_drift.cpp" -o "$out/threads_drift"
+g++ "${flags[@]}" -pthread "$here/quota_threads.cpp" -o "$out/quota_threads"
 # C++17: OpenCV 4.6's headers warn under C++20 (enum arithmetic).
 for p in opencv_blur derivs_size; do
   # shellcheck disable=SC2046  # pkg-config's words are separate arguments
