@@ -15,10 +15,8 @@
 //   sh -c 'echo $$ > /sys/fs/cgroup/cpu/qb/tasks && exec ./quota_burst 2223 1000' ;
 //   rmdir /sys/fs/cgroup/cpu/qb
 //   quota_burst PERIOD_US QUOTA_US [REPS (default 41)]
-#include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -26,15 +24,11 @@
 #include <random>
 #include <vector>
 
+#include "clocks.hpp"
+
 namespace {
-double thread_cpu_us() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e6 + double(t.tv_nsec) / 1e3;
-}
-double wall_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using probe::thread_cpu_us;
+using probe::wall_us;
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -14,24 +14,18 @@
 //   rmdir /sys/fs/cgroup/cpu/qt
 //   quota_threads [T (default 2)] [STEP_US (default 460)] [QUOTA cores (for the
 //                 comparison only; default 0.9)] [SECONDS per count (default 2)]
-#include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
 
+#include "clocks.hpp"
+
 namespace {
-double thread_cpu_us() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e6 + double(t.tv_nsec) / 1e3;
-}
-double wall_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using probe::thread_cpu_us;
+using probe::wall_us;
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::size_t(q * double(v.size() - 1))];
