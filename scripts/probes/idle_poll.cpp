@@ -8,9 +8,9 @@
 // Alternated sample by sample after a barrier, each way of waiting with one worker and,
 // when W > 1, with W: prints the slowest worker's median time of the loop (µs; the loop
 // itself, not the barrier) and the waiting ranks' CPU time per second of wall time, their
-// mean (getrusage, over all the samples of that mode). On a node under
-// a CPU quota, a waiting rank's CPU time is taken from the working rank's quota; on a
-// host shared by emulated nodes, from its cores.
+// mean (getrusage, over all the samples of that mode). On a node under a CPU quota, a
+// waiting rank's CPU time is taken from the working rank's quota; on a host shared by
+// emulated nodes, from its cores.
 //   idle_poll [COMPUTE us (default 5000)] [REPS (default 40)] [CAP us (default 2000)] [WORKERS]
 // e.g. `tessera-cluster run --nodes 2 --ranks-per-node 2 --cpu 0.9 -- .../idle_poll`.
 #include <mpi.h>
@@ -34,8 +34,8 @@ double cpu_seconds() {
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-// Work that takes `us` of CPU time on an undisturbed core: a fixed number of iterations,
-// so that a rank slowed down by others takes longer (spinning on the clock would not).
+// A fixed number of iterations of arithmetic (calibrated to COMPUTE µs below), so that a
+// rank slowed down by others takes longer (spinning on the clock would not).
 volatile double sink = 0;
 void work(long iterations) {
   double x = 1.0;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "clocks.hpp"
+#include "median.hpp"
 
 namespace {
 using probe::thread_cpu_us;
@@ -54,13 +55,9 @@ int main(int argc, char** argv) {
       }
       last = now;
     }
-    auto at = [](std::vector<double> v, double p) {
-      if (v.empty()) return 0.0;
-      std::sort(v.begin(), v.end());
-      return v[std::size_t(p * double(v.size() - 1))];
-    };
     std::printf("spinning 2 s: %zu stops; run between stops p10 / median / p90 %.0f / %.0f / %.0f us, stop %.0f / %.0f / %.0f us\n",
-                stops.size(), at(runs, 0.1), at(runs, 0.5), at(runs, 0.9), at(stops, 0.1), at(stops, 0.5), at(stops, 0.9));
+                stops.size(), probe::quantile(runs, 0.1), probe::quantile(runs, 0.5), probe::quantile(runs, 0.9),
+                probe::quantile(stops, 0.1), probe::quantile(stops, 0.5), probe::quantile(stops, 0.9));
   }
   std::printf("burst_us  median_us  mean_us  [min-max]        random-start  anywhere-in-window\n");
   for (double cpu : {200.0, 500.0, 800.0, 950.0, 1200.0, 1600.0, 3000.0, 7300.0}) {

@@ -15,21 +15,18 @@
 //   quota_threads [T (default 2)] [STEP_US (default 460)] [QUOTA cores (for the
 //                 comparison only; default 0.9)] [SECONDS per count (default 2)]
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
 
 #include "clocks.hpp"
+#include "median.hpp"
 
 namespace {
 using probe::thread_cpu_us;
 using probe::wall_us;
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[std::size_t(q * double(v.size() - 1))];
-}
+using probe::quantile;
 // Steps of `step_us` CPU time until `end` (wall µs): the wall time of each.
 void steps(double step_us, double end, std::vector<double>* out) {
   while (wall_us() < end) {
