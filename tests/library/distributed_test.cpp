@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <thread>
 
@@ -362,6 +363,37 @@ TEST(Distributed, PairLatencyIsRankZerosReadingOnEveryMember) {
   }
   // Checked before any message, so every rank throws and none waits for a peer.
   EXPECT_THROW(team.pair_latency_us(0), InvalidArgument);
+}
+
+// The sleeping maximum gives the spinning one's values, and a member that waits in it for a
+// late one uses little CPU meanwhile (what keeps an emulated node's quota for its
+// node-mates). Only the sleeping side is bounded: a spinning wait's CPU time depends on
+// whether the ranks share cores.
+TEST(Distributed, ASleepingMaximumIsTheMaximumAndLeavesTheCore) {
+  const auto& s = session();
+  const Team team = s.team(s.size());
+  const std::vector<double> mine{double(s.rank()), -double(s.rank()), 7.0};
+  const std::vector<double> spun = team.max(mine);
+  const std::vector<double> slept = team.max(mine, Session::Wait::sleep);
+  EXPECT_EQ(slept, spun);
+  EXPECT_EQ(slept, (std::vector<double>{double(s.size() - 1), 0.0, 7.0}));
+  if (s.size() < 2) return;
+  auto cpu_s = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  };
+  team.barrier();
+  const bool late = s.rank() == s.size() - 1;
+  if (late) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  const double wall0 = Team::now(), cpu0 = cpu_s();
+  const auto most = team.max(std::vector<double>{late ? 1.0 : 0.0}, Session::Wait::sleep);
+  const double wall = Team::now() - wall0, cpu = cpu_s() - cpu0;
+  EXPECT_EQ(most[0], 1.0);
+  if (!late) {
+    EXPECT_GT(wall, 0.02) << "the early members waited for the late one";
+    EXPECT_LT(cpu, 0.5 * wall) << "a sleeping wait used " << cpu * 1e3 << " ms of CPU in " << wall * 1e3 << " ms";
+  }
 }
 
 // A team of fewer ranks than started is split once and kept by the session: a later

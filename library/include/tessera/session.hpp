@@ -142,8 +142,11 @@ class Team {
   /// The largest `value` over the team, on every member. Collective over the team.
   double max(double value) const;
   /// The element-wise largest of `values` over the team (the same length on every
-  /// member), on every member. Collective over the team.
-  std::vector<double> max(std::vector<double> values) const;
+  /// member), on every member. With Session::Wait::sleep a member that arrives early
+  /// polls the reduction with short sleeps instead of spinning in it, so that it leaves
+  /// its core (and its node's CPU quota) to members still at work; the members then
+  /// leave it up to ~0.2 ms apart. Collective over the team.
+  std::vector<double> max(std::vector<double> values, Session::Wait wait = Session::Wait::spin) const;
   /// Wall-clock time in seconds (MPI_Wtime). Local.
   static double now();
   /// One-way latency between the team's ranks 0 and 1, µs: the median of `round_trips`

@@ -80,18 +80,21 @@ Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdi
   return Datatype(t);
 }
 
-void gentle_barrier(const Comm& c, bool sleepy) {
-  MPI_Request request;
-  check(MPI_Ibarrier(c.comm, &request), "MPI_Ibarrier");
-  if (!sleepy) {
-    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
-    return;
-  }
+void wait_gently(MPI_Request& request) {
   for (int done = 0;;) {
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+
+void gentle_barrier(const Comm& c, bool sleepy) {
+  MPI_Request request;
+  check(MPI_Ibarrier(c.comm, &request), "MPI_Ibarrier");
+  if (sleepy)
+    wait_gently(request);
+  else
+    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
 }
 
 void post_barrier(const Comm& c) {

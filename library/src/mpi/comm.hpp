@@ -54,8 +54,13 @@ Datatype block_type(int width, int height, std::ptrdiff_t stride);
 Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdiff_t>& offsets,
                      std::ptrdiff_t stride);
 
+/// Completes `request`, testing it every 200 µs and sleeping in between instead of
+/// spinning in MPI_Wait: a rank that waits so leaves its core (and its node's CPU quota)
+/// to ranks that still compute. Local.
+void wait_gently(MPI_Request& request);
+
 /// A barrier over `comm`; with `sleepy`, this rank polls it with short sleeps instead
-/// of spinning, leaving its core to ranks that still compute. Collective.
+/// of spinning (wait_gently). Collective.
 void gentle_barrier(const Comm& comm, bool sleepy);
 
 /// This rank's part of a barrier over `comm`, without waiting for the others: the

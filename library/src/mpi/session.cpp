@@ -216,10 +216,18 @@ double Team::max(double value) const {
   detail::check(MPI_Allreduce(&value, &worst, 1, MPI_DOUBLE, MPI_MAX, comm_->comm), "MPI_Allreduce");
   return worst;
 }
-std::vector<double> Team::max(std::vector<double> values) const {
+std::vector<double> Team::max(std::vector<double> values, Session::Wait wait) const {
   std::vector<double> worst(values.size());
-  detail::check(MPI_Allreduce(values.data(), worst.data(), int(values.size()), MPI_DOUBLE, MPI_MAX, comm_->comm),
-                "MPI_Allreduce");
+  if (wait == Session::Wait::spin) {
+    detail::check(MPI_Allreduce(values.data(), worst.data(), int(values.size()), MPI_DOUBLE, MPI_MAX, comm_->comm),
+                  "MPI_Allreduce");
+    return worst;
+  }
+  MPI_Request request;
+  detail::check(MPI_Iallreduce(values.data(), worst.data(), int(values.size()), MPI_DOUBLE, MPI_MAX, comm_->comm,
+                               &request),
+                "MPI_Iallreduce");
+  detail::wait_gently(request);
   return worst;
 }
 double Team::now() { return MPI_Wtime(); }
