@@ -131,11 +131,14 @@ std::vector<Observation> measure_program_phases(const Session& session, const Pr
         if (!working) t = PhaseSeconds{};
         // Every working rank holds the same figures (Program::run reduces them); the
         // maximum over the session takes them past the idle ranks' zeros. One reduction
-        // for all six: each is a collective over every rank started, in which they spin
-        // (on the emulated cluster ~0.1 ms apiece, spending the nodes' CPU quota between
-        // the runs it times).
-        const std::vector<double> most =
-            world.max(std::vector<double>{t.scatter, t.exchange, t.compute, t.gather, t.total, moved});
+        // for all six, waited for asleep: a rank whose part of the run ended early (every
+        // sender of a gather) would otherwise spin in it while the root still receives,
+        // and on an emulated node under a CPU quota spend the quota its node-mates run
+        // on. The barrier after it starts the next run with the ranks together again, as
+        // the spinning reduction did (they leave a sleeping one up to ~0.2 ms apart).
+        const std::vector<double> most = world.max(
+            std::vector<double>{t.scatter, t.exchange, t.compute, t.gather, t.total, moved}, Session::Wait::sleep);
+        world.barrier();
         PhaseSeconds worst;
         worst.scatter = most[0];
         worst.exchange = most[1];
@@ -256,9 +259,11 @@ std::vector<Observation> measure_program_end_to_end(const Session& session, cons
         results = program.run(session, image, plans[k].plan);
         const double t1 = session.synced_now();
         const double moved = working ? double(preemptions() - p0) : 0.0;
-        // The last working rank's start and end, and whether any rank was preempted.
-        const std::vector<double> most =
-            world.max(std::vector<double>{working ? t0 : kNever, working ? t1 : kNever, moved});
+        // The last working rank's start and end, and whether any rank was preempted;
+        // waited for asleep, as the phases' reduction above (the barrier before each run
+        // starts the next one together).
+        const std::vector<double> most = world.max(
+            std::vector<double>{working ? t0 : kNever, working ? t1 : kNever, moved}, Session::Wait::sleep);
         samples[k].push_back({(most[1] - most[0]) * 1e6, most[2] > 0});
         if (!traced[k] && communication && session.is_root())
           (*communication)[k] = std::move(results.communication);
