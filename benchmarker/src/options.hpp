@@ -29,7 +29,7 @@ struct Options {
   std::string pairs = "auto";              ///< "auto" or "a-b,..."
   bool progress = true;
   double max_seconds = 0;                  ///< whole run's measurement budget
-  double max_wait = 60;                    ///< seconds the run may wait for the quiet state (--max-wait)
+  double max_wait = 60;                    ///< seconds the run may wait for the quiet state (--max-wait; quick 2)
   StopRule rule;
 
   // P-3PC

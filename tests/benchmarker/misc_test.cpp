@@ -95,6 +95,20 @@ TEST(Options, DefaultsAreThePapers) {
   double sum = 0;
   for (auto m : o.modes) sum += o.budget(m);
   EXPECT_NEAR(sum, o.max_seconds, 1e-9);
+  EXPECT_DOUBLE_EQ(o.max_seconds, 64);
+  EXPECT_DOUBLE_EQ(o.max_wait, 60);
+}
+
+// A quick run's budget and its waits for the quiet state add up to ~14 s, so that with its
+// ~1 s of start-up and bookkeeping it stays within 15 s; given ones are kept either way.
+TEST(Options, QuickBoundsItsWaitAndGivenValuesStand) {
+  const auto q = parse({"--quick"});
+  EXPECT_DOUBLE_EQ(q.max_seconds, 12);
+  EXPECT_DOUBLE_EQ(q.max_wait, 2);
+  const auto given = parse({"--quick", "--max-wait", "30", "--max-seconds", "20"});
+  EXPECT_DOUBLE_EQ(given.max_wait, 30);
+  EXPECT_DOUBLE_EQ(given.max_seconds, 20);
+  EXPECT_DOUBLE_EQ(parse({"--max-wait", "0"}).max_wait, 0);
 }
 
 TEST(Options, QuickIsShorterAndSettingsApply) {
