@@ -407,8 +407,10 @@ ProgramResults Program::run(const Session& session, const Image& image, const Pl
       // A stage's share of the run is how much later its last rank ended it than the last
       // rank ended the stage before: the critical path's steps, which add up to the run.
       // (A barrier after each stage would add its own cost to every phase: under a CPU
-      // quota 2-3 ms, a stopped node's release.)
-      const std::vector<double> last = team.max(ends);
+      // quota 2-3 ms, a stopped node's release.) Reduced asleep: a rank whose part of the
+      // run ended early (every sender of a gather) would spin here while the root still
+      // receives, spending its node's CPU quota under the root on an emulated node.
+      const std::vector<double> last = team.max(ends, Session::Wait::sleep);
       for (std::size_t k = 1; k < last.size(); ++k)
         if (slots[k]) times->*slots[k] += last[k] - last[k - 1];
       times->total = last.back() - last.front();
