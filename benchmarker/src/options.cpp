@@ -127,7 +127,7 @@ Options parse_options(int argc, const char* const* argv) {
   // median (schedule.hpp, kOvertimeFactor). On an idle one --quick stays within 15 s: a
   // quick run that waits for no quiet state takes ~1 s beyond its budget (start-up, the
   // probes, the database), so its budget is 12 s and it waits at most 2 s; with 13 s and
-  // the full run's 60 s of waiting, quick runs that waited took 16-21 s here (benchmarker/
+  // the full run's 60 s of waiting, quick runs that waited took 16-24 s here (benchmarker/
   // README.md, "A quick run's time"). The communication modes get what they had before
   // compute's share grew to 0.2.
   o.max_seconds = vm.count("max-seconds") ? max_seconds : (o.quick ? 12.0 : 64.0);

@@ -80,11 +80,11 @@ Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdi
   return Datatype(t);
 }
 
-void wait_gently(MPI_Request& request) {
+void wait_gently(MPI_Request& request, std::chrono::microseconds interval) {
   for (int done = 0;;) {
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(interval);
   }
 }
 

@@ -3,6 +3,8 @@
 // This folder is the only place in the library that includes <mpi.h>.
 #include <mpi.h>
 
+#include <chrono>
+
 #include <vector>
 
 #include "tessera/image.hpp"
@@ -54,10 +56,10 @@ Datatype block_type(int width, int height, std::ptrdiff_t stride);
 Datatype blocks_type(const std::vector<Box>& sizes, const std::vector<std::ptrdiff_t>& offsets,
                      std::ptrdiff_t stride);
 
-/// Completes `request`, testing it every 200 µs and sleeping in between instead of
+/// Completes `request`, testing it every `interval` and sleeping in between instead of
 /// spinning in MPI_Wait: a rank that waits so leaves its core (and its node's CPU quota)
 /// to ranks that still compute. Local.
-void wait_gently(MPI_Request& request);
+void wait_gently(MPI_Request& request, std::chrono::microseconds interval = std::chrono::microseconds(200));
 
 /// A barrier over `comm`; with `sleepy`, this rank polls it with short sleeps instead
 /// of spinning (wait_gently). Collective.

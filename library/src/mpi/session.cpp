@@ -163,10 +163,7 @@ void Session::agree(const std::function<void()>& step, Wait wait) const {
   } else {
     MPI_Request request;
     detail::check(MPI_Iallreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm_->comm, &request), "MPI_Iallreduce");
-    int done = 0;
-    for (detail::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test"); !done;
-         detail::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test"))
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    detail::wait_gently(request, std::chrono::milliseconds(2));
   }
   if (first_failed == comm_->size) return;
   int header[2] = {int(message.size()), kind};
