@@ -10,6 +10,7 @@
 
 #include "mpi/driver.hpp"
 #include "mpi/modes.hpp"
+#include "mpi/state_gate.hpp"
 #include "options.hpp"
 
 namespace tb = tessera::bench;
@@ -207,4 +208,40 @@ TEST(Driver, P3pcPassesSettleBeforeEachPassOutsideTheirBudget) {
   EXPECT_GE(settled, 3);
   if (me != 0) return;
   for (const auto& r : rows) EXPECT_EQ(r.passes, 3) << to_string(r.path) << "," << to_string(r.layout);
+}
+
+// The state gate charges its --max-wait budget step by step: while the probe reads slow
+// it sleeps in 100 ms steps until the budget is spent, then lets the pass go on, on both
+// ranks alike. Charged only at the wait's end, a slow machine kept it waiting until the
+// run's deadline (one quick run waited 6.5 s against --max-wait 2); here the deadline is
+// 30 s away and the budget 0.35 s. A quiet probe, or a spent budget, waits no step.
+TEST(Driver, StateGateWaitsForTheQuietStateOnlyWhileItsBudgetLasts) {
+  PairComm pair;
+  if (pair.comm == MPI_COMM_NULL) return;
+  int me = 0;
+  MPI_Comm_rank(pair.comm, &me);
+  tessera::LatencyWatch budget(tessera::LatencyWatch::kSlowFactor, 0.35);
+  tessera::LatencyWatch probes;
+  probes.know_quiet(1.0);
+  double charged = 0;
+  tb::StateGate gate(&budget, probes, tb::Clock::now() + std::chrono::seconds(30),
+                     [&](double s) { charged += s; });
+  ASSERT_TRUE(gate.active());
+
+  EXPECT_LT(gate.settle(pair.comm, me, [] { return 1.2; }), 0.05);  // quiet: no step
+  EXPECT_EQ(budget.waited_s(), charged);
+
+  const double waited = gate.settle(pair.comm, me, [] { return 10.0; });  // slow throughout
+  EXPECT_GE(waited, 0.35);
+  EXPECT_LT(waited, 5.0) << "the wait outlasted its budget";
+  EXPECT_DOUBLE_EQ(budget.waited_s(), charged);  // every step charged, on both ranks
+  EXPECT_NEAR(charged, waited, 0.05 + 1e-9);
+  EXPECT_FALSE(budget.may_wait());
+
+  const double again = gate.settle(pair.comm, me, [] { return 10.0; });  // budget spent
+  EXPECT_LT(again, 0.05);
+  double lowest = 0, highest = 0;
+  MPI_Allreduce(&waited, &lowest, 1, MPI_DOUBLE, MPI_MIN, pair.comm);
+  MPI_Allreduce(&waited, &highest, 1, MPI_DOUBLE, MPI_MAX, pair.comm);
+  EXPECT_EQ(lowest, highest) << "rank 0's wait, on both ranks";
 }
