@@ -148,9 +148,15 @@ case $mode in
         done
         # The nodes' periods in one phase (tessera-cluster aligns them within 500 us),
         # checked by an independent spinner: where in the period it resumes after a stop.
-        for k in 1 2; do
-            phase[k]=$(sh -c 'echo $$ >"$1/tasks" && exec python3 -c "$2"' sh \
-                /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k '
+        # Read twice, the nodes alternating, and judged by the closer reading: nodes out
+        # of phase stay out of phase, while a reading now and then meets other stops (CI
+        # once read two nodes 1032 us apart that tessera-cluster had aligned within 329;
+        # quiet readings are 38-213 us).
+        apart=10000
+        for round in 1 2; do
+            for k in 1 2; do
+                phase[k]=$(sh -c 'echo $$ >"$1/tasks" && exec python3 -c "$2"' sh \
+                    /sys/fs/cgroup/cpu/tessera-cluster/tsr-n$k '
 import statistics, time
 end, last, resumes = time.monotonic_ns() + 300_000_000, time.monotonic_ns(), []
 while last < end:
@@ -161,10 +167,12 @@ while last < end:
 ref = resumes[0]
 print(round(ref + statistics.median((r - ref + 5000) % 10000 - 5000 for r in resumes)) % 10000)
 ') || fail "node $k: could not time its CPU quota's stops"
+            done
+            d=$(((phase[2] - phase[1] + 10000) % 10000))
+            ((d <= 5000)) || d=$((10000 - d))
+            echo "quota periods resume at ${phase[1]} and ${phase[2]} us of 10000: $d us apart"
+            if ((d < apart)); then apart=$d; fi
         done
-        apart=$(((phase[2] - phase[1] + 10000) % 10000))
-        ((apart <= 5000)) || apart=$((10000 - apart))
-        echo "quota periods resume at ${phase[1]} and ${phase[2]} us of 10000: $apart us apart"
         ((apart <= 1000)) || fail "the nodes' CPU quota periods are $apart us apart, expected <= 1000"
         rc=0
         "$cluster" launch --ranks-per-node 2 --timeout 45 -- /bin/sh -c \
