@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include <chrono>
-
 #include <vector>
 
 #include "tessera/image.hpp"
