@@ -93,22 +93,40 @@ QuotaCycle quota_cycle(const CpuQuota& quota) {
   return {quota.cores * quota.period_us, quota.period_us};
 }
 
-double quota_stretched_us(double wall_us, double cpu_us, const QuotaCycle& cycle) {
+namespace {
+// The wall µs a node whose work of `wall_us` spends `cpu_us` runs per cycle (its
+// window); 0 when nothing stops it (no quota, no work, or a window of the whole cycle).
+double stopping_window(double wall_us, double cpu_us, const QuotaCycle& cycle) {
   if (!(wall_us >= 0) || !(cpu_us >= 0) || !std::isfinite(wall_us) || !std::isfinite(cpu_us))
     throw InvalidArgument("a node's busy time and CPU time must be finite and >= 0 µs");
   if (!(cycle.cpu_us >= 0) || !(cycle.cycle_us >= 0) || !std::isfinite(cycle.cpu_us) ||
       !std::isfinite(cycle.cycle_us))
     throw InvalidArgument("a CPU quota's cycle must be finite and >= 0 µs");
-  if (cycle.cpu_us == 0 || cycle.cycle_us == 0 || wall_us == 0 || cpu_us == 0) return wall_us;
-  const double running = cpu_us / wall_us;         // threads on the cores, on average
-  const double window = cycle.cpu_us / running;    // wall µs run per cycle
-  if (window >= cycle.cycle_us) return wall_us;    // the quota covers them: no stop
+  if (cycle.cpu_us == 0 || cycle.cycle_us == 0 || wall_us == 0 || cpu_us == 0) return 0;
+  const double running = cpu_us / wall_us;       // threads on the cores, on average
+  const double window = cycle.cpu_us / running;  // wall µs run per cycle
+  return window >= cycle.cycle_us ? 0 : window;  // the quota covers them: no stop
+}
+}  // namespace
+
+double quota_stretched_us(double wall_us, double cpu_us, const QuotaCycle& cycle) {
+  const double window = stopping_window(wall_us, cpu_us, cycle);
+  if (window == 0) return wall_us;
   // The work starts at a random moment of the cycle: in a stop (1 - f of the time; it
   // then starts a whole window) it meets floor(x) stops, in a window (f; a uniform part
   // of it left) floor(x) + 1 with probability frac(x).
   const double x = cpu_us / cycle.cpu_us, f = window / cycle.cycle_us;
   const double stops = std::floor(x) + (f * (x - std::floor(x)) > 0.5 ? 1.0 : 0.0);  // the median
   return wall_us + stops * (cycle.cycle_us - window);
+}
+
+double quota_back_to_back_us(double wall_us, double cpu_us, const QuotaCycle& cycle) {
+  const double window = stopping_window(wall_us, cpu_us, cycle);
+  if (window == 0) return wall_us;
+  // Each run starts where the previous one left the node: inside a window, a uniform
+  // part of it left. floor(x) + 1 stops with probability frac(x): the median is round(x).
+  const double x = cpu_us / cycle.cpu_us;
+  return wall_us + std::round(x) * (cycle.cycle_us - window);
 }
 
 double quota_wall_us(double cpu_us, const CpuQuota& quota, int busy, int cores) {

@@ -135,3 +135,28 @@ TEST(QuotaStretch, RefusesBadArguments) {
   EXPECT_THROW(quota_stretched_us(1, 1, QuotaCycle{-1, 100}), tessera::InvalidArgument);
   EXPECT_THROW(quota_stretched_us(1, 1, QuotaCycle{1, -100}), tessera::InvalidArgument);
 }
+
+using tessera::quota_back_to_back_us;
+
+TEST(QuotaBackToBack, ARunThatFollowsAnotherMeetsTheRoundedStopsOfItsCpuTime) {
+  // The emulated 2 x 2 cluster's node: 0.9 cores per 10 ms. Two ranks busy throughout
+  // (computing or polling) run 4.5 ms per period, then stop 5.5 ms.
+  const QuotaCycle q = quota_cycle(CpuQuota{0.9, 10000});
+  // A 2.3 ms run spends 4.6 ms, 0.51 of a window's 9 ms: it starts where the previous
+  // run left the node, so it crosses the window's end more often than not.
+  EXPECT_DOUBLE_EQ(quota_back_to_back_us(2300, 4600, q), 2300 + 5500);
+  // quota_stretched_us, a step starting at a random moment, prices it unstopped.
+  EXPECT_DOUBLE_EQ(quota_stretched_us(2300, 4600, q), 2300);
+  // 0.44 of a window: the median run is not stopped; 2.6 windows: three stops.
+  EXPECT_DOUBLE_EQ(quota_back_to_back_us(2000, 4000, q), 2000);
+  EXPECT_DOUBLE_EQ(quota_back_to_back_us(11700, 23400, q), 11700 + 3 * 5500);
+  // Long runs tend to the steady state, the CPU time over the quota.
+  EXPECT_NEAR(quota_back_to_back_us(1e6, 2e6, q) / (2e6 / 0.9), 1.0, 1e-2);
+  // Threads the quota covers, no quota, no work: no stop.
+  EXPECT_DOUBLE_EQ(quota_back_to_back_us(5000, 4000, q), 5000);
+  EXPECT_DOUBLE_EQ(quota_back_to_back_us(5000, 10000, QuotaCycle{}), 5000);
+  EXPECT_DOUBLE_EQ(quota_back_to_back_us(0, 0, q), 0);
+  EXPECT_THROW(quota_back_to_back_us(-1, 0, q), tessera::InvalidArgument);
+  EXPECT_THROW(quota_back_to_back_us(1, std::numeric_limits<double>::quiet_NaN(), q), tessera::InvalidArgument);
+  EXPECT_THROW(quota_back_to_back_us(1, 1, QuotaCycle{1, -100}), tessera::InvalidArgument);
+}

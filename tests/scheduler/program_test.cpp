@@ -498,6 +498,46 @@ TEST(ProgramPricing, ARunPaysNoMoreWakeUpsThanItsCpuTimeFillsWindows) {
   }
 }
 
+TEST(ProgramPricing, RanksSharingOneNodesQuotaPayTheStopsOfTheWholeRun) {
+  // Two ranks on one 2-core node at 0.9 cores, one thread each (compute_threads): the run
+  // is priced unquota'd, both ranks busy all of it (computing or polling), then as one of
+  // back-to-back runs (quota_back_to_back_us); its phases stay those of its steps.
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  MachineParams free = machine();
+  free.placement = Placement{2, 2};
+  const ProgramCost unquotaed = price_program(edge_like(), plan, ModelKind::p3pc, free, 1);
+  const double T = unquotaed.phases.total;
+  ASSERT_GT(T, 0);
+  MachineParams m = free;
+  m.placement.cpu_quota = 0.9;
+  ASSERT_EQ(compute_threads(m.placement, 2), 1);
+  for (double windows : {0.3, 0.75, 2.6}) {
+    // A period whose window (9/20 of it at two threads) the run's 2T of CPU fills `windows` times.
+    m.placement.cpu_period_us = 2 * T / (0.9 * windows);
+    const QuotaCycle q = quota_cycle(m.placement.quota());
+    const ProgramCost cost = price_program(edge_like(), plan, ModelKind::p3pc, m);
+    const double stop = q.cycle_us - q.cpu_us / 2;
+    EXPECT_NEAR(cost.phases.total, T + std::round(windows) * stop, 1e-9 * T) << windows;
+    EXPECT_NEAR(cost.phases.total, quota_back_to_back_us(T, 2 * T, q), 1e-9 * T);
+    // Its phases are its steps', each stretched on its own (a random start: fewer stops).
+    double steps = 0;
+    for (const auto& st : cost.steps) steps += st.us;
+    EXPECT_NEAR(cost.phases.scatter + cost.phases.exchange + cost.phases.compute + cost.phases.gather +
+                    cost.phases.reduce,
+                steps, 1e-9 * steps);
+    if (windows > 0.5) {
+      EXPECT_GT(cost.phases.total, steps);
+    }
+  }
+  // Ranks on two nodes wait for the network: the total is the sum of the steps.
+  m.placement = Placement{1, 2, 0.9};
+  m.placement.cpu_period_us = 2 * T / (0.9 * 0.75);
+  const ProgramCost spread = price_program(edge_like(), plan, ModelKind::p3pc, m);
+  double steps = 0;
+  for (const auto& st : spread.steps) steps += st.us;
+  EXPECT_NEAR(spread.phases.total, steps, 1e-9 * steps);
+}
+
 TEST(ProgramPricing, RanksSharingANodesCpuQuotaComputeInProportion) {
   // Rates are measured by one rank alone on a node. Whole cores: ranks beyond them take
   // turns, ceil(ranks / cores) rounds.

@@ -220,6 +220,15 @@ struct ProgramGrid {
   std::shared_ptr<const ProgramGrid> unwoken;
   QuotaCycle quota;
   int comm_running = 0, compute_running = 0;
+  /// When two or more ranks share one node's CPU quota that stops them, no other node in
+  /// the run: the
+  /// grid priced without the quota, the quota's cycle and the node's threads running at
+  /// once in the communication phases and in compute. phases() prices the run's total
+  /// from them as one of back-to-back runs (tessera::quota_back_to_back_us): the stops
+  /// belong to the whole run, not to the step they land in. Null and 0 otherwise.
+  std::shared_ptr<const ProgramGrid> unquotaed;
+  QuotaCycle shared_quota;
+  int shared_comm_running = 0, shared_compute_running = 0;
   /// The step's cost under `plan`'s algorithms, µs (every image and repeat), its
   /// wake-ups in full.
   double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
@@ -227,7 +236,8 @@ struct ProgramGrid {
   PhaseMicros nominal_phases(const Plan& plan) const;
   /// The part of nominal_phases' wake-ups `plan`'s run pays (wake_share); 1 without them.
   double wake_part(const Plan& plan) const;
-  /// nominal_phases with that part of their wake-ups. O(1).
+  /// nominal_phases with that part of their wake-ups, and the total of a node that shares
+  /// its quota (unquotaed) as its back-to-back runs meet it. O(1).
   PhaseMicros phases(const Plan& plan) const;
 };
 
