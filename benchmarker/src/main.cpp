@@ -134,6 +134,9 @@ nlohmann::json run_config(const Setup& s, int ranks, const tb::TimerInfo& timer)
   cfg["sync"] = "MPI_Barrier on the pair before each timed sample";
   // Under a CPU quota: inter-node P-3PC samples each after this sleep, one repetition each.
   cfg["inter_quota_refill_us"] = tb::quota_refill_us();
+  // ... and intra-node library-shaped samples of 512 KiB or more after one period
+  // (p3pc.cpp, tile_job). No refill counts in a mode's time budget.
+  cfg["intra_large_library_quota_refill_us"] = tb::quota_refill_us() / 2;
   cfg["p3pc_order"] =
       "each pass: the paper-shape cells first (at most half its budget), then the library-shaped ones";
   cfg["library_visit"] = "one repetition, after both ranks rewrote their send and receive spans";

@@ -148,6 +148,36 @@ TEST(Driver, OvertimeSamplesOnlyTheUnderSampledCellOnBothRanks) {
   }
 }
 
+// Under a CPU quota a P-3PC sample first sleeps while the quota refills (Job::refill_us);
+// the sleep is not measuring, and the time rule does not count it. Here every sample
+// sleeps 0.1 s, 1 s over the ten the two cells need, where the whole cap is 0.6 s: read
+// off the wall clock, the rounds would stop at the cap with cells short of samples.
+TEST(Driver, SleepsWhileAQuotaRefillsDoNotCountInTheTimeRule) {
+  PairComm pair;
+  if (pair.comm == MPI_COMM_NULL) return;
+  int me = 0;
+  MPI_Comm_rank(pair.comm, &me);
+  tb::StopRule r;
+  r.warmup = 0;
+  r.min_samples = 5;
+  tb::RoundScheduler sched(me == 0 ? 2 : 0, r);
+  std::vector<tb::Job> table(me == 0 ? 2 : 0);
+  for (tb::Job& j : table) j.refill_us = 1e5;
+  int sleeps = 0;
+  tb::run_rounds(pair.comm, sched, table, tb::Clock::now(), {0.2, 0.6}, [] {},
+                 [&](const tb::Job& j) {
+                   std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(j.refill_us));
+                   ++sleeps;
+                   return 1.0;
+                 },
+                 [](double) {});
+  EXPECT_EQ(sleeps, 10);  // the peer slept as often
+  if (me == 0) {
+    EXPECT_EQ(sched.samples(0).size(), 5u);
+    EXPECT_EQ(sched.samples(1).size(), 5u);
+  }
+}
+
 // P-3PC's passes run one at a time with other work between them (tessera-bench runs its
 // other modes there): every pass is kept, and the budget counts only the passes' own
 // time. The pauses here (1.2 s each) add up to more than the 2 s budget, so a budget

@@ -133,6 +133,8 @@ int run_rounds(MPI_Comm pair, RoundScheduler& sched, std::vector<Job>& table, Cl
         start += Clock::now() - t0;  // waiting is not measuring: the rule's clock stops
       }
       const double t = sample(j);
+      // Sleeping while a CPU quota refills is not measuring either (Job::refill_us).
+      start += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(j.refill_us));
       if (me != 0) continue;
       if (j.warmup)
         sched.warmed_up(j.cell);

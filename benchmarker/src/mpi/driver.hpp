@@ -69,7 +69,8 @@ struct Job {
   std::int64_t size = 0;
   std::int64_t stride = 0;
   double delay_us = 0;
-  double refill_us = 0;  ///< P-3PC: both ranks sleep this long before the sample (quota_refill_us)
+  double refill_us = 0;  ///< P-3PC: both ranks sleep this long before the sample (quota_refill_us); not
+                         ///< measuring: run_rounds' time rule does not count it
 };
 
 /// Set by SIGINT/SIGTERM: the timing rank stops measuring and the run fails.

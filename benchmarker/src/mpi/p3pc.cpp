@@ -153,10 +153,29 @@ double burst_median(MPI_Comm pair, int me, Path path, const Message& s, const Me
   return times[reps / 2];
 }
 
-// The sleep before each sample of a pair at `level` (quota_refill_us): inter-node pairs
-// under a CPU quota that throttles this process. Intra-node pairs share one node's quota,
-// whose stops the scheduler does not price as a wait for another node's message.
+// The sleep before each sample of a paper-shape cell of a pair at `level`
+// (quota_refill_us): inter-node pairs under a CPU quota that throttles this process.
+// Intra-node pairs share one node's quota, whose stops the scheduler does not price as a
+// wait for another node's message; their bursts' medians step over a stop.
 double refill_for(perfdb::Level level) { return level == perfdb::Level::inter ? quota_refill_us() : 0; }
+
+// A library-shaped cell's job: its message, and under a CPU quota the sleep before its
+// sample. Inter-node: refill_for's. Intra-node, for messages of 512 KiB or more: one
+// period (half quota_refill_us: a sleep as long crosses a period's end, where the quota
+// refills). Both sleep after the ranks rewrote their spans (up to 16 MiB a rank, which
+// spends the quota too). On the emulated 2 x 2 cluster (0.9 CPU a node) without it 21 of
+// 96 intra-node cells had a third quartile above 2 ms, 10 of them the 16 cells of 8 MiB
+// (stored at 3-7 ms; 1.6-2.4 with it): the quota had stopped one rank while the other
+// waited for it, and the stop entered the single repetition whole. Smaller cells sleep
+// not: slept, before the rewrite or after it, their samples read 2-6x as long (the 1 KiB
+// full,cc cell 8.5 and 26.6 us, 4.2 without), which the executor's ranks, polling from one
+// step to the next, never meet; the median of their samples steps over a rare stop.
+Job tile_job(perfdb::Level level, Path p, Layout l, std::int64_t floats, const BlockShape& shape) {
+  constexpr std::int64_t kLargeBytes = 512 * 1024;
+  const bool large = floats * std::int64_t(sizeof(float)) >= kLargeBytes;
+  const double refill_us = level == perfdb::Level::inter ? refill_for(level) : large ? quota_refill_us() / 2 : 0;
+  return message_job(kTile, p, l, floats, shape, refill_us);
+}
 
 void sleep_us(double us) { std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us)); }
 
@@ -369,7 +388,7 @@ Pass measure_pass(MPI_Comm pair, const Options& o, perfdb::Level level, const Ti
         for (Path p : kPaths)
           for (Layout l : kLayouts) {
             const int c = tile_sched.add_cells(1);
-            tile_table.push_back(message_job(kTile, p, l, exact, shape, refill_us));
+            tile_table.push_back(tile_job(level, p, l, exact, shape));
             tile_cells.push_back({c, p, l, exact, shape});
           }
       }
