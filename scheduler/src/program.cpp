@@ -328,6 +328,16 @@ CopyCost copy_costs(const ProgramDescription& program, const Partition& part, co
   return copy_costs_at(program, part, machine, copy_footprint(program, part, machine), haloed(source));
 }
 
+namespace {
+// The CPU time the busiest node spends in a run of phases `t`: `compute_running` threads
+// in compute, `comm_running` in the scatter, exchange, reduce and gather phases (each
+// rank polls for its messages or copies).
+double node_cpu_us(const PhaseMicros& t, int comm_running, int compute_running) {
+  const double communication = t.scatter + t.exchange + t.reduce + t.gather;
+  return t.compute * std::max(1, compute_running) + communication * std::max(1, comm_running);
+}
+}  // namespace
+
 namespace detail {
 
 double ProgramGrid::step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const {
@@ -369,9 +379,7 @@ PhaseMicros ProgramGrid::phases(const Plan& plan) const {
   }
   if (unquotaed) {
     const PhaseMicros u = unquotaed->nominal_phases(plan);
-    const double communication = u.scatter + u.exchange + u.reduce + u.gather;
-    const double cpu = u.compute * std::max(1, shared_compute_running) + communication * std::max(1, shared_comm_running);
-    t.total = quota_back_to_back_us(u.total, cpu, shared_quota);
+    t.total = quota_back_to_back_us(u.total, node_cpu_us(u, comm_running, compute_running), quota);
   }
   return t;
 }
@@ -439,45 +447,39 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
   g.repeats = step_repeats(program, machine.compute.has_own_primitive(Primitive::hysteresis_growth) ? part.procs() : 0);
   g.why = infeasibility(part, program.halo);
   if (!g.why.empty()) return g;
-  if (machine.placement.quota_wakes()) {
+  const Placement& place = machine.placement;
+  const int ranks = place.ranks_on_node(part.procs());
+  const int per_rank = threads > 0 ? threads : compute_threads(place, part.procs());
+  const int cores = place.cores_of_node(ranks * per_rank);
+  if (place.quota().cores > 0) {
+    g.quota = quota_cycle(place.quota());
+    g.comm_running = std::min(ranks, cores);
+    g.compute_running = std::min(ranks * per_rank, cores);
+  }
+  if (place.quota_wakes()) {
     // The same grid without the wake-ups (no cache: its entries hold them), for phases().
     MachineParams unwoken = machine;
     unwoken.placement.quota_stop_us = 0;
     g.unwoken = std::make_shared<const ProgramGrid>(
         price_grid(program, fused, part, unwoken, model, pricing, nullptr, threads));
-    const int per_rank = threads > 0 ? threads : compute_threads(machine.placement, part.procs());
-    const int ranks = machine.placement.ranks_on_node(part.procs());
-    const int cores = machine.placement.cores_of_node(ranks * per_rank);
-    g.quota = quota_cycle(machine.placement.quota());
-    g.comm_running = std::min(ranks, cores);
-    g.compute_running = std::min(ranks * per_rank, cores);
   }
-  {
-    const Placement& place = machine.placement;
-    const int ranks = place.ranks_on_node(part.procs());
-    const int per_rank = threads > 0 ? threads : compute_threads(place, part.procs());
-    const int cores = place.cores_of_node(ranks * per_rank);
-    // Two or more ranks of one node whose quota stops them, and no other node: they wait
-    // only for each other, polling, and the quota stops them at different moments, so the
-    // stops fall where the whole run's CPU time puts them (phases()). Runs across nodes
-    // keep each step's stops and wake-ups: on the emulated 2 x 2 cluster their nodes
-    // share the machine's two cores (a node at P = 4 was stopped in 51 % of its periods,
-    // 87 % with both ranks of P = 2 on it), and priced as whole runs, their totals went
-    // from -15 / -33 % (P = 3 / 4, median) to +86 / +50 % on a corpus of five launches.
-    const bool one_node = ranks == part.procs();
-    if (ranks >= 2 && one_node && quota_stops(place.quota(), ranks * per_rank, cores)) {
-      // The same grid without the quota (no cache: its entries hold it), for phases().
-      MachineParams unquotaed = machine;
-      unquotaed.placement.cpu_quota = 0;
-      unquotaed.placement.cpu_period_us = 0;
-      unquotaed.placement.quota_stop_us = 0;
-      unquotaed.placement.quota_run_us = 0;
-      g.unquotaed = std::make_shared<const ProgramGrid>(
-          price_grid(program, fused, part, unquotaed, model, pricing, nullptr, per_rank));
-      g.shared_quota = quota_cycle(place.quota());
-      g.shared_comm_running = std::min(ranks, cores);
-      g.shared_compute_running = std::min(ranks * per_rank, cores);
-    }
+  // Two or more ranks of one node whose quota stops them, and no other node: they wait
+  // only for each other, polling, and the quota stops them at different moments, so the
+  // stops fall where the whole run's CPU time puts them (phases()). Runs across nodes
+  // keep each step's stops and wake-ups: on the emulated 2 x 2 cluster their nodes
+  // share the machine's two cores (a node at P = 4 was stopped in 51 % of its periods,
+  // 87 % with both ranks of P = 2 on it), and priced as whole runs, their totals went
+  // from -15 / -33 % (P = 3 / 4, median) to +86 / +50 % on a corpus of five launches.
+  const bool one_node = ranks == part.procs();
+  if (ranks >= 2 && one_node && quota_stops(place.quota(), ranks * per_rank, cores)) {
+    // The same grid without the quota (no cache: its entries hold it), for phases().
+    MachineParams unquotaed = machine;
+    unquotaed.placement.cpu_quota = 0;
+    unquotaed.placement.cpu_period_us = 0;
+    unquotaed.placement.quota_stop_us = 0;
+    unquotaed.placement.quota_run_us = 0;
+    g.unquotaed = std::make_shared<const ProgramGrid>(
+        price_grid(program, fused, part, unquotaed, model, pricing, nullptr, per_rank));
   }
   // Distinct halos of the scatters and exchanges; an exchange of no halo moves nothing.
   g.halo_of.assign(steps.size(), -1);
@@ -639,10 +641,8 @@ double wake_share(const PhaseMicros& woken, const PhaseMicros& unwoken, const Qu
                   int comm_running, int compute_running) {
   const double wakes = woken.total - unwoken.total;
   if (!(wakes > 0) || quota.cpu_us == 0) return 1.0;
-  const double communication = unwoken.scatter + unwoken.exchange + unwoken.reduce + unwoken.gather;
-  const double cpu =
-      unwoken.compute * std::max(1, compute_running) + communication * std::max(1, comm_running);
-  const double stops = quota_stretched_us(unwoken.total, cpu, quota) - unwoken.total;
+  const double stops =
+      quota_stretched_us(unwoken.total, node_cpu_us(unwoken, comm_running, compute_running), quota) - unwoken.total;
   return std::clamp(stops / wakes, 0.0, 1.0);
 }
 

@@ -214,21 +214,17 @@ struct ProgramGrid {
   std::vector<double> first_run;
   /// Under a CPU quota whose stops tessera-bench measured (Placement::quota_wakes): the
   /// grid priced without the wake-ups of receives that waited for another node
-  /// (Placement::wake_us), the quota's cycle and the busiest node's threads running at
-  /// once in the communication phases and in compute (for wake_share); null and 0
-  /// otherwise.
+  /// (Placement::wake_us), for wake_share; null otherwise.
   std::shared_ptr<const ProgramGrid> unwoken;
+  /// When two or more ranks share one node's CPU quota that stops them, no other node in
+  /// the run: the grid priced without the quota. phases() prices the run's total from it
+  /// as one of back-to-back runs (tessera::quota_back_to_back_us): the stops belong to the
+  /// whole run, not to the step they land in. Null otherwise.
+  std::shared_ptr<const ProgramGrid> unquotaed;
+  /// Under a CPU quota: its cycle and the busiest node's threads running at once in the
+  /// communication phases and in compute (for both of the above); {} and 0 otherwise.
   QuotaCycle quota;
   int comm_running = 0, compute_running = 0;
-  /// When two or more ranks share one node's CPU quota that stops them, no other node in
-  /// the run: the
-  /// grid priced without the quota, the quota's cycle and the node's threads running at
-  /// once in the communication phases and in compute. phases() prices the run's total
-  /// from them as one of back-to-back runs (tessera::quota_back_to_back_us): the stops
-  /// belong to the whole run, not to the step they land in. Null and 0 otherwise.
-  std::shared_ptr<const ProgramGrid> unquotaed;
-  QuotaCycle shared_quota;
-  int shared_comm_running = 0, shared_compute_running = 0;
   /// The step's cost under `plan`'s algorithms, µs (every image and repeat), its
   /// wake-ups in full.
   double step_us(std::size_t i, const ProgramDescription& program, const Plan& plan) const;
