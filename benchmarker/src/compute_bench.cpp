@@ -22,6 +22,7 @@
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
 #include "tessera/program.hpp"
+#include "tessera/program_description.hpp"
 
 namespace tessera::bench {
 
@@ -310,13 +311,30 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
   return out;
 }
 
+bool runs_on_one_thread(const PrimitiveKernel& kernel) {
+  using namespace perfdb;
+  static const std::map<std::string_view, Primitive> primitives{
+      {kComputePixelwise, Primitive::pixelwise}, {kComputeSeparable, Primitive::separable},
+      {kComputeNeighbourhood, Primitive::neighbourhood}, {kComputeReduction, Primitive::reduction},
+      {kComputeNms, Primitive::nms}, {kComputeLocalMax, Primitive::local_max},
+      {kComputeHysteresis, Primitive::hysteresis}, {kComputeHysteresisGrowth, Primitive::hysteresis_growth},
+      {kComputeExtremum, Primitive::extremum}, {kComputeCount, Primitive::count}};
+  const auto it = primitives.find(kernel.operation);
+  return it != primitives.end() && runs_serially(it->second);
+}
+
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& asked,
                                                 const std::vector<std::pair<int, int>>& tiles,
                                                 const std::vector<int>& threads, const StopRule& rule,
                                                 double budget_s,
-                                                const std::function<void(double)>& progress) {
+                                                const std::function<void(double)>& progress,
+                                                FromMemory from_memory) {
   for (int t : threads)
     if (t < 1) throw InvalidArgument("compute thread counts must be at least 1, got " + std::to_string(t));
+  const bool cold = from_memory.mib > 0;
+  if (cold && (!from_memory.sweep || from_memory.mib > from_memory.sweep->largest_mib()))
+    throw InvalidArgument("from-memory primitive cells need a sweep of at least " + std::to_string(from_memory.mib) +
+                          " MiB");
   // A separable pass is timed as Program::run runs it, inside separable_filters(): the
   // pass's kernel on its axis and the one-tap identity on the other, a row at a time
   // through a row buffer that stays in L1. Such a filter also reads and writes each row
@@ -335,6 +353,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   struct Cell {
     std::size_t kernel, tile;
     int threads;
+    bool cold = false;  ///< a from-memory cell: the sweep before each sample
   };
   std::vector<Cell> cells;
   std::size_t wide = 0;  // the wide tiles come first (primitive_tiles)
@@ -343,6 +362,20 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     for (std::size_t t = 0; t < tiles.size(); ++t)
       if (!kernels[k].one_tile || t == wide / 2 || t >= wide)
         for (int n : threads) cells.push_back({k, t, n});
+  std::size_t cold_cells = 0;
+  double cold_budget_s = 0;
+  if (cold && wide > 0 && !threads.empty()) {
+    std::size_t largest = 0;
+    for (std::size_t t = 1; t < wide; ++t)
+      if (double(tiles[t].first) * tiles[t].second > double(tiles[largest].first) * tiles[largest].second) largest = t;
+    const int most = *std::max_element(threads.begin(), threads.end());
+    for (std::size_t k = 0; k < kernels.size(); ++k, ++cold_cells)
+      cells.push_back({k, largest, runs_on_one_thread(kernels[k]) ? 1 : most, true});
+    // Three samples each of the sweep and of a kernel (at most ~10 ms on a 2 Mi pixel
+    // tile here: the exact sum's sweep), out of the budget, but half of it at most.
+    cold_budget_s = std::min(0.5 * budget_s, 3.0 * double(cold_cells) *
+                                                 (from_memory.sweep->seconds_per_mib() * from_memory.mib + 0.01));
+  }
   // Haloed input big enough for the widest kernel on any tile, noise-filled; one output
   // reused by every sample.
   int radius = 2;
@@ -384,11 +417,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   std::vector<ConstView> leaves(1);
   volatile std::int64_t sink = 0;  // keeps the reductions observable
 
-  RoundScheduler sched(cells.size(), rule, 19);
-  run_local_rounds(
-      sched, budget_s,
-      [&](int cell) {
-        const Cell& c = cells[std::size_t(cell)];
+  auto sample = [&](const Cell& c) -> double {
         const PrimitiveKernel& k = kernels[c.kernel];
         const auto [w, h] = tiles[c.tile];
         const int stride = w + 2 * radius;
@@ -415,6 +444,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
           // A scanning round is timed after the round that grows, as a run meets it.
           if (op == perfdb::kComputeHysteresis) sink = sink + round();
         }
+        if (c.cold) from_memory.sweep->run(from_memory.mib);  // the tile's data leave the caches
         clock.start();
         // The executor's own kernels (tessera/detail/kernels.hpp), as program_run.cpp calls them.
         if (op == perfdb::kComputePixelwise) {
@@ -436,6 +466,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
           // The round that grows, less the scan right after it (the same marks, as warm).
           sink = sink + round();
           const double first = clock.elapsed_ns();
+          if (c.cold) from_memory.sweep->run(from_memory.mib);  // the scan from memory too
           clock.start();
           sink = sink + round();
           return std::max(0.0, first - clock.elapsed_ns()) / (double(w) * h);
@@ -447,13 +478,23 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
           sink = sink + detail::reduce_local(in, detail::Op::r_sum).sum.limbs[0];
         }
         return clock.elapsed_ns() / (double(w) * h);
-      },
-      progress);
+  };
+  // The from-memory cells in rounds of their own, after the others: a sweep leaves the
+  // caches empty for whatever cell comes next, and interleaved with them it raised the
+  // cells of data just touched by 10-25 % (edges' and corners' compute as priced; README,
+  // fifty-seventh session).
+  const std::size_t warm_cells = cells.size() - cold_cells;
+  RoundScheduler warm(warm_cells, rule, 19), from_mem(std::max<std::size_t>(cold_cells, 1), rule, 23);
+  run_local_rounds(warm, budget_s - cold_budget_s, [&](int cell) { return sample(cells[std::size_t(cell)]); },
+                   progress);
+  if (cold_cells > 0)
+    run_local_rounds(from_mem, cold_budget_s,
+                     [&](int cell) { return sample(cells[warm_cells + std::size_t(cell)]); }, progress);
 
   std::vector<perfdb::ComputeCost> out;
   std::vector<Summary> sums;
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    sums.push_back(sched.summary(int(i)));
+    sums.push_back(i < warm_cells ? warm.summary(int(i)) : from_mem.summary(int(i - warm_cells)));
     if (sums.back().count < 3)
       throw Error("compute time budget too small for the primitive kernels; raise --max-seconds");
   }
@@ -467,14 +508,16 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     if (std::string_view(k.operation) == perfdb::kComputeSeparable) {
       // Less half the identity filter's row read and write on the same tile and threads.
       for (std::size_t j = 0; j < cells.size(); ++j)
-        if (is_identity(j) && cells[j].tile == cells[i].tile && cells[j].threads == cells[i].threads) {
+        if (is_identity(j) && cells[j].tile == cells[i].tile && cells[j].threads == cells[i].threads &&
+            cells[j].cold == cells[i].cold) {
           const double half = 0.5 * sums[j].median;
           sum.median = std::max(0.0, sum.median - half);
           sum.q1 = std::max(0.0, sum.q1 - half);
           sum.q3 = std::max(0.0, sum.q3 - half);
         }
     }
-    out.push_back(cost_row(k.operation, k.axis, k.size, tiles[cells[i].tile], sum, cells[i].threads));
+    out.push_back(cost_row(std::string(k.operation) + (cells[i].cold ? perfdb::kComputeFromMemorySuffix : ""),
+                           k.axis, k.size, tiles[cells[i].tile], sum, cells[i].threads));
   }
   return out;
 }

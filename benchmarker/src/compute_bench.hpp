@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "copy_bench.hpp"
 #include "schedule.hpp"
 #include "tessera/detail/kernels.hpp"
 #include "tessera/gaussian.hpp"
@@ -144,14 +145,33 @@ std::vector<perfdb::ComputeCost> time_quota_cycle(double seconds);
 inline constexpr int kNarrowPrimitiveTile = 64;
 std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& areas);
 
+/// The from-memory cells of run_primitives: each sample's tile data last touched before
+/// `sweep` ran `mib` MiB (the copies' largest reuse distance, where copy_after is timed).
+struct FromMemory {
+  ReuseSweep* sweep = nullptr;
+  int mib = 0;
+};
+
+/// True for the kernels the executor runs on one thread per rank (tessera::runs_serially
+/// of the kernel's primitive: the reductions' sweeps, a hysteresis round).
+bool runs_on_one_thread(const PrimitiveKernel& kernel);
+
 /// Time each kernel on each tile with each thread count (interleaved rounds, `rule`)
 /// for `budget_s` seconds, longer (up to 1.5x) only to give every cell 3 samples.
 /// Returns one ComputeCost row per cell: the kernel's operation, axis and size (taps),
-/// tile, threads, ns per output pixel with quartiles. Throws InvalidArgument for a
-/// thread count below 1, tessera::Error if the budget did not give every cell 3 samples.
+/// tile, threads, ns per output pixel with quartiles. With `from_memory`, also each
+/// kernel on the largest wide tile at the threads the executor runs it with (one for
+/// runs_on_one_thread, else the most), each sample right after the sweep, its rows named
+/// operation + perfdb::kComputeFromMemorySuffix; the budget grows by what their sweeps
+/// take. Why: at 2048² the edges app's images no longer fit this VM's 32 MiB cache, and
+/// its one-rank pixel-wise steps ran at 0.23 ns a pixel where their rows, timed on a tile
+/// just touched, read 0.07-0.09 (README, fifty-seventh session). Throws InvalidArgument
+/// for a thread count below 1 or from-memory cells without a sweep, tessera::Error if
+/// the budget did not give every cell 3 samples.
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& kernels,
                                                 const std::vector<std::pair<int, int>>& tiles,
                                                 const std::vector<int>& threads, const StopRule& rule,
-                                                double budget_s, const std::function<void(double)>& progress);
+                                                double budget_s, const std::function<void(double)>& progress,
+                                                FromMemory from_memory = {});
 
 }  // namespace tessera::bench

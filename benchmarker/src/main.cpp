@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compute_bench.hpp"
+#include "cost_row.hpp"
 #include "copy_bench.hpp"
 #include "mpi/phase_call.hpp"
 #include "mpi/driver.hpp"
@@ -348,9 +349,14 @@ class Measurement {
     // quick run's once, at the end); each pass gets a third of their least share, the
     // last one at least what is left.
     std::vector<std::vector<pdb::ComputeCost>> primitives;
+    // With their from-memory cells: each after a sweep of the copies' largest distance.
+    const auto cold_distances = tb::reuse_distances_mib(tb::last_level_cache_mib(), !opt_.quick);
+    const int cold_mib = *std::max_element(cold_distances.begin(), cold_distances.end());
     auto primitives_pass = [&](double budget_s) {
+      tb::ReuseSweep cold_sweep(cold_mib);
       primitives.push_back(tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
-                                              threads, opt_.rule, budget_s, progress_for(budget, "compute/primitives")));
+                                              threads, opt_.rule, budget_s, progress_for(budget, "compute/primitives"),
+                                              tb::FromMemory{&cold_sweep, cold_mib}));
       part_done("primitives");
     };
     const double primitives_least = (opt_.quick ? 0.15 : 0.2) * given;
@@ -413,6 +419,12 @@ class Measurement {
         auto touches = tb::run_first_touch(tb::first_touch_sizes(opt_.quick), opt_.quick ? 5 : 9);
         copies.insert(copies.end(), touches.begin(), touches.end());
         part_done("first-touch");
+        // The cache a compute step's images outgrow (planning: from-memory primitives).
+        if (const int llc = tb::last_level_cache_mib(); llc > 0) {
+          tb::Summary mib;
+          mib.median = mib.q1 = mib.q3 = llc;
+          copies.push_back(tb::cost_row(pdb::kComputeLastLevelCache, "", 1, {1, 1}, mib));
+        }
         // What a lone rank's first parallel step after communicating pays to wake its
         // pool's threads.
         if (threads.back() > 1) {

@@ -107,8 +107,14 @@ void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
 
 }  // namespace
 
-std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& c) {
+std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& row) {
   scheduler::PrimitivePoint p;
+  perfdb::ComputeCost c = row;
+  const std::string_view suffix = perfdb::kComputeFromMemorySuffix;
+  if (c.operation.size() > suffix.size() && c.operation.ends_with(suffix)) {
+    c.operation.resize(c.operation.size() - suffix.size());
+    p.from_memory = true;
+  }
   if (c.operation == perfdb::kComputePixelwise) p.primitive = Primitive::pixelwise;
   else if (c.operation == perfdb::kComputeSeparable) p.primitive = Primitive::separable;
   else if (c.operation == perfdb::kComputeNeighbourhood) p.primitive = Primitive::neighbourhood;
@@ -449,6 +455,9 @@ void fill_local_work(scheduler::MachineParams& m, const perfdb::RunData& run) {
   m.image_copy = image_copy_of(run);
   m.result_copy = result_copy_of(run);
   m.thread_wake = thread_wake_of(run);
+  for (const auto& c : run.compute)
+    if (c.operation == perfdb::kComputeLastLevelCache && std::isfinite(c.ns_per_pixel) && c.ns_per_pixel > 0)
+      m.cache_bytes = c.ns_per_pixel * 1024.0 * 1024.0;
   fill_quota_cycle(m.placement, run);
 }
 
@@ -613,6 +622,11 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb_path,
     if (!sweeps.empty())
       out.notes.push_back("no " + sweeps + " measurements: priced as the exact sum's sweep, several times dearer "
                           "than their own (rerun tessera-bench)");
+    if (c.has_own_primitive(Primitive::pixelwise) &&
+        (!c.has_from_memory(Primitive::pixelwise) || !(out.params.cache_bytes > 0)))
+      out.notes.push_back(
+          "no from-memory primitive measurements: a program's compute steps are priced with its images in the "
+          "caches whatever its footprint, low for large images (rerun tessera-bench)");
   }
   if (out.params.first_touch.empty() && !out.params.compute.empty())
     out.notes.push_back(

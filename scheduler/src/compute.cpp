@@ -62,7 +62,8 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
       throw InvalidArgument("primitive compute point out of range (" + std::string(to_string(p.primitive)) +
                             ", size " + std::to_string(p.size) + ", threads " + std::to_string(p.threads) +
                             ", tile " + std::to_string(p.tile_width) + "x" + std::to_string(p.tile_height) + ")");
-    auto& groups = primitive_groups_[std::size_t(primitive_group(p.primitive, p.axis))];
+    auto& groups = (p.from_memory ? from_memory_groups_ : primitive_groups_)[std::size_t(
+        primitive_group(p.primitive, p.axis))];
     auto tg = std::find_if(groups.begin(), groups.end(), [&](const PrimThreads& g) { return g.threads == p.threads; });
     if (tg == groups.end()) tg = groups.insert(groups.end(), PrimThreads{p.threads, {}});
     auto sg = std::find_if(tg->sizes.begin(), tg->sizes.end(), [&](const PrimSize& g) { return g.size == p.size; });
@@ -74,13 +75,15 @@ ComputeTable::ComputeTable(std::vector<ComputePoint> passes, std::vector<Pipelin
     sg->shapes.push_back(
         {std::log(double(p.tile_width) * double(p.tile_height)), std::log(double(p.tile_width)), p.ns_per_pixel});
   }
-  for (auto& groups : primitive_groups_) {
-    std::sort(groups.begin(), groups.end(), [](const PrimThreads& a, const PrimThreads& b) { return a.threads < b.threads; });
-    for (auto& g : groups) {
-      std::sort(g.sizes.begin(), g.sizes.end(), [](const PrimSize& a, const PrimSize& b) { return a.size < b.size; });
-      for (auto& size : g.sizes) index_shapes(size);
+  for (PrimGroups* all : {&primitive_groups_, &from_memory_groups_})
+    for (auto& groups : *all) {
+      std::sort(groups.begin(), groups.end(),
+                [](const PrimThreads& a, const PrimThreads& b) { return a.threads < b.threads; });
+      for (auto& g : groups) {
+        std::sort(g.sizes.begin(), g.sizes.end(), [](const PrimSize& a, const PrimSize& b) { return a.size < b.size; });
+        for (auto& size : g.sizes) index_shapes(size);
+      }
     }
-  }
   for (const auto& p : points_) {
     if (p.axis < 0 || p.axis > 1 || p.taps < 1 || p.tile_width < 1 || p.tile_height < 1 ||
         !std::isfinite(p.ns_per_pixel) || p.ns_per_pixel < 0)
@@ -260,8 +263,31 @@ double ComputeTable::at_size(const PrimThreads& group, int size, double log_area
   return std::max(0.0, v0 + (double(size) - s0) / (s1 - s0) * (v1 - v0));
 }
 
-double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w,
-                                            int h) const {
+bool ComputeTable::has_from_memory(Primitive primitive) const {
+  if (primitive == Primitive::separable) return !from_memory_groups_[1].empty() || !from_memory_groups_[2].empty();
+  return !from_memory_groups_[std::size_t(primitive_group(primitive, 0))].empty();
+}
+
+double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w, int h,
+                                            double coldness) const {
+  const double warm = warm_ns(primitive, axis, size, threads, w, h);
+  if (!(coldness > 0) || !has_from_memory(primitive)) return warm;
+  const std::size_t own = std::size_t(primitive_group(primitive, axis));
+  const auto& groups = !from_memory_groups_[own].empty() ? from_memory_groups_[own]
+                                                          : from_memory_groups_[std::size_t(axis == 0 ? 2 : 1)];
+  std::size_t i = 0;  // first group with at least `threads` threads, or the last
+  while (i + 1 < groups.size() && groups[i].threads < std::max(threads, 1)) ++i;
+  const PrimThreads& g = groups[i];
+  // The from-memory tile (one per size as measured; the first size's names it).
+  const PrimShape& tile = g.sizes.front().widest.front();
+  const double cold = at_size(g, size, tile.log_area, tile.log_width);
+  const int tw = std::max(1, int(std::lround(std::exp(tile.log_width))));
+  const int th = std::max(1, int(std::lround(std::exp(tile.log_area - tile.log_width))));
+  const double more = std::max(0.0, cold - warm_ns(primitive, axis, size, g.threads, tw, th));
+  return warm + std::min(coldness, 1.0) * more;
+}
+
+double ComputeTable::warm_ns(Primitive primitive, int axis, int size, int threads, int w, int h) const {
   const auto& own = primitive_groups_[std::size_t(primitive_group(primitive, axis))];
   if (primitive == Primitive::hysteresis_growth && own.empty() && has_primitive(Primitive::hysteresis))
     return 0.0;  // an older database's hysteresis rows carry it (has_primitive)

@@ -175,6 +175,11 @@ CopyCost MachineParams::copy_at(double bytes, bool together) const {
   return out;
 }
 
+double MachineParams::memory_coldness(double bytes) const {
+  if (!(cache_bytes > 0) || !(bytes > 0)) return 0.0;
+  return std::clamp((bytes - 0.5 * cache_bytes) / cache_bytes, 0.0, 1.0);
+}
+
 double GatherBookkeeping::us(double results, double pixels) const {
   if (!(results >= 1)) return 0.0;
   double one = one_us, each = each_more_us;

@@ -407,13 +407,19 @@ int step_size(const ProgramStep& s) {
 }
 
 // Compute of every step on the slowest tile class, µs per step (every repeat), from the
-// primitive points; `team` ranks of a node computing at once as compute_us prices them.
+// primitive points; `team` ranks of a node computing at once as compute_us prices them;
+// the images of a step stream through memory once three of them (two read, one
+// written) on each of the node's `on_node` ranks outgrow the cache (memory_coldness).
 std::vector<double> primitive_compute(const ProgramDescription& program, const std::vector<double>& repeats,
-                                      const Partition& part, const ComputeTable& table, int threads, int team) {
+                                      const Partition& part, const MachineParams& machine, int threads, int team,
+                                      int on_node) {
+  const ComputeTable& table = machine.compute;
   std::vector<double> best(program.steps.size(), 0.0), cur(program.steps.size(), 0.0);
   double worst = -1;
   for (const auto& shape : part.tile_shapes()) {
     double sum = 0;
+    const double coldness =
+        machine.memory_coldness(3.0 * sizeof(float) * double(shape.width) * double(shape.height) * on_node);
     for (std::size_t i = 0; i < program.steps.size(); ++i) {
       const ProgramStep& s = program.steps[i];
       cur[i] = 0;
@@ -423,7 +429,7 @@ std::vector<double> primitive_compute(const ProgramDescription& program, const s
       const bool serial = runs_serially(s.primitive);
       const int busy = serial ? 1 : team * threads, together = serial ? 1 : team;
       const double ns = table.primitive_ns_per_pixel(s.primitive, s.axis == Axis::x ? 0 : 1, step_size(s), busy,
-                                                     shape.width, together * shape.height);
+                                                     shape.width, together * shape.height, coldness);
       cur[i] = repeats[i] * ns * together * step_pixels(s, shape.width, shape.height) / 1000.0;
       sum += cur[i];
     }
@@ -625,7 +631,10 @@ ProgramGrid price_grid(const ProgramDescription& program, const PipelineDescript
     add_wake_ups();
     return g;
   }
-  compute = primitive_compute(program, g.repeats, part, table, threads, team);
+  // A program's images stream through memory once they outgrow the caches: edges at
+  // 2048², one rank, ran its pixel-wise steps at 0.23 ns a pixel where their rows, timed
+  // on a tile just touched, read 0.07-0.09 (README, fifty-seventh session).
+  compute = primitive_compute(program, g.repeats, part, machine, threads, team, ranks);
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == Kind::compute) {
       g.fixed_us[i] = local(rounds * compute[i]);

@@ -255,6 +255,31 @@ TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
   EXPECT_GE(pixelwise, 2);
   EXPECT_GE(separable_x, 2);
   EXPECT_THROW(tb::run_primitives(kernels, tiles, {0}, rule, 1.0, [](double) {}), tessera::InvalidArgument);
+  // From memory: every kernel once more on the largest wide tile, one thread for those
+  // the executor runs serially, the most otherwise, each after the sweep.
+  tb::ReuseSweep sweep(2);
+  const double swept = sweep.swept_mib();
+  const auto with_cold =
+      tb::run_primitives(kernels, tiles, {1, 2}, rule, 30.0, [](double) {}, tb::FromMemory{&sweep, 2});
+  ASSERT_EQ(with_cold.size(), cells + kernels.size());
+  const std::string suffix = tessera::perfdb::kComputeFromMemorySuffix;
+  std::size_t cold = 0;
+  for (const auto& c : with_cold) {
+    if (!c.operation.ends_with(suffix)) continue;
+    ++cold;
+    EXPECT_EQ((std::pair<int, int>{c.tile_width, c.tile_height}), tiles[1]);  // the largest wide tile
+    const std::string op = c.operation.substr(0, c.operation.size() - suffix.size());
+    const bool serial = op == "reduction" || op == "extremum" || op == "count" || op == "hysteresis" ||
+                        op == "hysteresis_growth";
+    EXPECT_EQ(*c.threads, serial ? 1 : 2) << op;
+    EXPECT_GT(c.ns_per_pixel, 0) << op;
+  }
+  EXPECT_EQ(cold, kernels.size());
+  EXPECT_GE(sweep.swept_mib() - swept, 2.0 * 3 * double(kernels.size()));  // a sweep before every sample
+  EXPECT_THROW(tb::run_primitives(kernels, tiles, {1}, rule, 1.0, [](double) {}, tb::FromMemory{nullptr, 2}),
+               tessera::InvalidArgument);
+  EXPECT_THROW(tb::run_primitives(kernels, tiles, {1}, rule, 1.0, [](double) {}, tb::FromMemory{&sweep, 4}),
+               tessera::InvalidArgument);
   // What is timed is the executor's: a PixelProgram of exactly `taps` operations that
   // run_pixel evaluates as the chain's definition, a Gaussian pass of `taps` taps.
   for (int n : {1, 4, 7}) {

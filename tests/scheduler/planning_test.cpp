@@ -488,6 +488,22 @@ TEST(Planning, PrimitiveComputeRowsRoundTripThroughThePerfdb) {
   filter.taps = 7;
   filter.tile_width = filter.tile_height = 64;
   EXPECT_FALSE(planning::primitive_point_of(filter));
+  // A from-memory row is its kernel's point, marked so; a suffix on no kernel is none.
+  perfdb::ComputeCost cold = filter;
+  cold.operation = std::string(perfdb::kComputePixelwise) + perfdb::kComputeFromMemorySuffix;
+  cold.axis = "";
+  cold.taps = 1;
+  cold.ns_per_pixel = 0.5;
+  cold.threads = 2;
+  const auto point = planning::primitive_point_of(cold);
+  ASSERT_TRUE(point);
+  EXPECT_EQ(point->primitive, Primitive::pixelwise);
+  EXPECT_TRUE(point->from_memory);
+  EXPECT_EQ(point->threads, 2);
+  cold.operation = std::string(perfdb::kComputeFilter) + perfdb::kComputeFromMemorySuffix;
+  EXPECT_FALSE(planning::primitive_point_of(cold));
+  cold.operation = perfdb::kComputeFromMemorySuffix;
+  EXPECT_FALSE(planning::primitive_point_of(cold));
 }
 
 // A compute row of `rows` rows of `floats` floats at per_row + floats x per_float ns a

@@ -890,6 +890,71 @@ TEST(PrimitiveTable, InterpolatesInSizeThreadsAndTile) {
   EXPECT_THROW(ComputeTable({}, {}, {{Primitive::pixelwise, 0, 0, 1, 8, 8, 1.0}}), InvalidArgument);
 }
 
+TEST(PrimitiveTable, FromMemoryPointsAddWhatLeavingTheCachesCostsByColdness) {
+  PrimitivePoint cold{Primitive::pixelwise, 0, 1, 2, 1024, 1024, 9.0};
+  cold.from_memory = true;
+  const ComputeTable t({}, {},
+                       {{Primitive::pixelwise, 0, 1, 1, 64, 64, 2.0},
+                        {Primitive::pixelwise, 0, 1, 2, 64, 64, 1.0},
+                        {Primitive::pixelwise, 0, 1, 1, 1024, 1024, 4.0},
+                        {Primitive::separable, 0, 3, 1, 64, 64, 1.5},
+                        cold});
+  EXPECT_TRUE(t.has_from_memory(Primitive::pixelwise));
+  EXPECT_FALSE(t.has_from_memory(Primitive::separable));
+  // Warm: as before, whatever the coldness 0.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 64, 64), 2.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 64, 64, 0.0), 2.0);
+  // What the from-memory point costs more than the two-thread warm points on its tile
+  // (the nearest area measured at two threads, 64 x 64: 1.0): 9 - 1 = 8, by coldness,
+  // on the one-thread warm cost of the tile asked for.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 1, 64, 64, 0.5), 2.0 + 4.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 2, 64, 64, 1.0), 1.0 + 8.0);
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 2, 64, 64, 3.0), 1.0 + 8.0);  // held at 1
+  // A primitive without from-memory points: warm.
+  EXPECT_DOUBLE_EQ(t.primitive_ns_per_pixel(Primitive::separable, 0, 3, 1, 64, 64, 1.0), 1.5);
+  // A from-memory point cheaper than the warm one adds nothing.
+  PrimitivePoint cheap = cold;
+  cheap.ns_per_pixel = 0.5;
+  const ComputeTable u({}, {}, {{Primitive::pixelwise, 0, 1, 2, 64, 64, 1.0}, cheap});
+  EXPECT_DOUBLE_EQ(u.primitive_ns_per_pixel(Primitive::pixelwise, 0, 1, 2, 64, 64, 1.0), 1.0);
+}
+
+TEST(MemoryColdness, RampsFromHalfTheCacheToOneAndAHalf) {
+  MachineParams m;
+  EXPECT_DOUBLE_EQ(m.memory_coldness(1e9), 0.0);  // cache unknown
+  m.cache_bytes = 32.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(m.memory_coldness(0), 0.0);
+  EXPECT_DOUBLE_EQ(m.memory_coldness(16.0 * 1024 * 1024), 0.0);
+  EXPECT_DOUBLE_EQ(m.memory_coldness(32.0 * 1024 * 1024), 0.5);
+  EXPECT_DOUBLE_EQ(m.memory_coldness(40.0 * 1024 * 1024), 0.75);
+  EXPECT_DOUBLE_EQ(m.memory_coldness(48.0 * 1024 * 1024), 1.0);
+  EXPECT_DOUBLE_EQ(m.memory_coldness(1e12), 1.0);
+}
+
+TEST(ProgramPricing, ComputeStepsWhoseImagesOutgrowTheCachePayTheirFromMemoryCost) {
+  // edge_like on 1x2: 8x4 tiles, one rank a node; a step's three images take 3 x 4 x 32
+  // = 384 bytes. From-memory pixel-wise point: 3000 ns (one size: every size's).
+  //  cache 256 B: coldness (384 - 128) / 256 = 1: smooth (2 ops) 1500 + (3000 - 1500) =
+  //    3000 ns x 32 = 96 us; hysteresis (1 op) 1000 + 2000 = 3000 x 32 = 96, 3 rounds
+  //    288; the 5x5 has no from-memory point: 240. Compute 624.
+  //  cache 512 B: coldness (384 - 256) / 512 = 0.25: 1875 x 32 = 60; 1500 x 32 x 3 =
+  //    144; 240. Compute 444.
+  //  no cache known: 48 + 240 + 96 = 384 as measured warm.
+  auto prims = primitives();
+  PrimitivePoint cold{Primitive::pixelwise, 0, 1, 1, 8, 4, 3000};
+  cold.from_memory = true;
+  prims.push_back(cold);
+  const Plan plan{Grid{1, 2}, ScatterAlgorithm::oft, GatherAlgorithm::oft, ExchangeAlgorithm::nonblocking};
+  MachineParams m = machine(prims);
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m).phases.compute, 384);
+  m.cache_bytes = 256;
+  const ProgramCost c = price_program(edge_like(), plan, ModelKind::p3pc, m);
+  EXPECT_DOUBLE_EQ(c.phases.compute, 624);
+  expect_steps_add_up(c);
+  m.cache_bytes = 512;
+  EXPECT_DOUBLE_EQ(price_program(edge_like(), plan, ModelKind::p3pc, m).phases.compute, 444);
+}
+
 TEST(PrimitiveTable, NarrowTilesCostWhatTheNarrowMeasurementSays) {
   // 32 Ki pixels measured 512 and 64 wide (2 and 3 ns), 2 Mi pixels 2048 wide (1.5 ns).
   const ComputeTable t({}, {},

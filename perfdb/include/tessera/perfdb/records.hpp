@@ -303,6 +303,16 @@ inline constexpr char kComputeReduction[] = "reduction";
 inline constexpr char kComputeExtremum[] = "extremum";
 /// A count of nonzero pixels' local sweep (reduce_local's, one thread), `taps` 1, axis "".
 inline constexpr char kComputeCount[] = "count";
+/// The last-level cache of rank 0's node as the kernel lists it (sysfs), MiB, in the
+/// ns_per_pixel column (taps 1, tile 1x1, no threads): how large a compute step's images
+/// may grow before they stream through memory (scheduler: MachineParams::cache_bytes).
+/// Since the fifty-seventh session.
+inline constexpr char kComputeLastLevelCache[] = "last_level_cache";
+/// Appended to a primitive kernel's operation (pixelwise_from_memory, ...): the same
+/// kernel timed on the largest primitive tile with its input and output last touched
+/// before a sweep of the copies' largest reuse distance (out of the caches), where its
+/// plain rows are timed on data just touched. Since the fifty-seventh session.
+inline constexpr char kComputeFromMemorySuffix[] = "_from_memory";
 /// One even-order 1-D filter pass (databases written before schema 3).
 inline constexpr char kComputeFilter[] = "filter";
 /// One odd-order (antisymmetric) 1-D filter pass (databases written before schema 3).

@@ -51,8 +51,9 @@ LoadedMachine load_machine(const std::optional<std::string>& perfdb,
                            const std::optional<std::string>& machine);
 
 /// A perfdb primitive row (kComputePixelwise, kComputeSeparable, kComputeNeighbourhood,
-/// kComputeReduction) as the scheduler's point; nullopt for other operations and rows
-/// out of range (skipped as the other compute rows are). Local.
+/// kComputeReduction, ...) as the scheduler's point, a `*_from_memory` one
+/// (kComputeFromMemorySuffix) with from_memory set; nullopt for other operations and
+/// rows out of range (skipped as the other compute rows are). Local.
 std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& row);
 /// The compute table planning builds from one run's compute rows: whole-pipeline rows,
 /// else single-pass rows, and primitive rows. Local.

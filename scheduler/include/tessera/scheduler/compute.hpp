@@ -51,6 +51,11 @@ struct PrimitivePoint {
   int threads = 1;
   int tile_width = 0, tile_height = 0;
   double ns_per_pixel = 0;
+  /// Timed with the tile's data out of the caches (tessera-bench's `*_from_memory`
+  /// rows: the tile's input and output were last touched before a sweep of the largest
+  /// reuse distance the copies are timed at), where the others are timed on data just
+  /// touched. primitive_ns_per_pixel adds what this state costs more, by `coldness`.
+  bool from_memory = false;
 };
 
 /// The cost key of a pipeline: the sum of the kernel sizes of its 1-D passes. The
@@ -102,8 +107,17 @@ class ComputeTable {
   ///    a + b taps); one measured size: that size's cost;
   ///  - threads: as pipeline_ns_per_pixel (exact count, speedup linear between two
   ///    counts, in proportion outside them).
+  /// `coldness` (0 to 1, MachineParams::memory_coldness of the run's footprint) adds that
+  /// share of what the primitive's from-memory points cost more per pixel than its
+  /// points of data just touched, both on the from-memory points' tile and thread count
+  /// (the nearest at or above `threads`, else the most), at least 0: a program whose
+  /// images no longer fit the caches reads and writes them in memory. Nothing without
+  /// from-memory points of the primitive (of either axis for separable).
   /// Throws InvalidArgument naming the primitive if it has no points.
-  double primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w, int h) const;
+  double primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w, int h,
+                                double coldness = 0) const;
+  /// True when from-memory points of `primitive` were measured (either axis for separable).
+  bool has_from_memory(Primitive primitive) const;
   /// True when whole-pipeline points were measured (then they price the compute).
   bool has_pipeline() const { return !pipeline_points_.empty(); }
 
@@ -182,9 +196,13 @@ class ComputeTable {
   static double at_size(const PrimThreads& group, int size, double log_area, double log_width);
   static double at_shape(const PrimSize& size, double log_area, double log_width);
   static void index_shapes(PrimSize& size);  ///< fills widest and narrow from shapes
+  using PrimGroups = std::array<std::vector<PrimThreads>, 11>;
+  /// The points of data just touched (primitive_ns_per_pixel without coldness).
+  double warm_ns(Primitive primitive, int axis, int size, int threads, int w, int h) const;
   std::vector<PrimitivePoint> primitive_points_;
-  /// index: pixelwise, separable x, separable y, neighbourhood, reduction; ascending threads
-  std::array<std::vector<PrimThreads>, 11> primitive_groups_;
+  /// index: pixelwise, separable x, separable y, neighbourhood, reduction, ...; ascending threads
+  PrimGroups primitive_groups_;
+  PrimGroups from_memory_groups_;  ///< the same for the from-memory points
 };
 
 /// Compute time of one run of the pipeline (all exchanges) on the slowest tile class
