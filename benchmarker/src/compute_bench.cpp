@@ -369,8 +369,16 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
     for (std::size_t t = 1; t < wide; ++t)
       if (double(tiles[t].first) * tiles[t].second > double(tiles[largest].first) * tiles[largest].second) largest = t;
     const int most = *std::max_element(threads.begin(), threads.end());
-    for (std::size_t k = 0; k < kernels.size(); ++k, ++cold_cells)
-      cells.push_back({k, largest, runs_on_one_thread(kernels[k]) ? 1 : most, true});
+    // Not the separable passes: from memory they read as warm on this VM (run 7 of the
+    // fifty-seventh session: 3 and 25 taps along x, 25 along y within -4 ... +4 %), and
+    // the programs' separable stages at 2048² ran at their warm prices (edges 3066 µs
+    // against 3139, corners 3173 against 3138), where the 3-tap y pass's from-memory
+    // row (+0.12 ns a pixel) priced them +32 ... +35 %.
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+      if (std::string_view(kernels[k].operation) != perfdb::kComputeSeparable) {
+        cells.push_back({k, largest, runs_on_one_thread(kernels[k]) ? 1 : most, true});
+        ++cold_cells;
+      }
     // Three samples each of the sweep and of a kernel (at most ~10 ms on a 2 Mi pixel
     // tile here: the exact sum's sweep), out of the budget, but half of it at most.
     cold_budget_s = std::min(0.5 * budget_s, 3.0 * double(cold_cells) *

@@ -160,7 +160,8 @@ bool runs_on_one_thread(const PrimitiveKernel& kernel);
 /// for `budget_s` seconds, longer (up to 1.5x) only to give every cell 3 samples.
 /// Returns one ComputeCost row per cell: the kernel's operation, axis and size (taps),
 /// tile, threads, ns per output pixel with quartiles. With `from_memory`, also each
-/// kernel on the largest wide tile at the threads the executor runs it with (one for
+/// kernel but the separable passes (which read as warm from memory, and whose stages ran
+/// at their warm prices) on the largest wide tile at the threads the executor runs it with (one for
 /// runs_on_one_thread, else the most), each sample right after the sweep, its rows named
 /// operation + perfdb::kComputeFromMemorySuffix; the budget grows by what their sweeps
 /// take. Why: at 2048² the edges app's images no longer fit this VM's 32 MiB cache, and
