@@ -4,8 +4,8 @@
 # baselines', over every app and per app (gauss's two problems, edges' and corners' one
 # each), every problem is measured at every P from 1 to RANKS and each chooser's
 # decision over P is reported, stdout holds nothing else, the charts, CSV and index
-# exist, tessera-plan prices every observation as recorded (scripts/validate-reprice.py),
-# and the validation run is stored in the perfdb. Timings are never checked.
+# exist, tessera-plan prices every observation as recorded (scripts/validate-reprice.py,
+# and the apps' totals scripts/reprice-apps.py), and the validation run is stored in the perfdb. Timings are never checked.
 #   quick_json.sh BIN_DIR MPIEXEC RANKS
 set -uo pipefail
 bin=$1 mpiexec=$2 ranks=$3
@@ -119,6 +119,17 @@ python3 "$reprice" --plan "$bin/tessera-plan" "$work/none:$work/perfdb.sqlite" >
   fail "validate-reprice accepted a directory without observations"
 [ "$(wc -l <"$work/reprice.err")" -eq 1 ] && grep -q "observations.csv" "$work/reprice.err" ||
   { cat "$work/reprice.err"; fail "validate-reprice's error is not one line naming the file"; }
+
+# The same for the apps' whole runs (scripts/reprice-apps.py, which reprices edges' and
+# corners' measurements on other databases), and its one-line error.
+apps=$(dirname "$0")/../../scripts/reprice-apps.py
+python3 "$apps" --plan "$bin/tessera-plan" --check --perfdb "$work/perfdb.sqlite" "$out" >"$work/apps" 2>&1 || {
+  cat "$work/apps"; fail "reprice-apps: tessera-plan does not price the apps' totals as recorded"; }
+grep -q "total   n" "$work/apps" || { cat "$work/apps"; fail "reprice-apps printed no totals"; }
+python3 "$apps" --plan "$bin/tessera-plan" --perfdb "$work/perfdb.sqlite" "$work/none" >/dev/null 2>"$work/apps.err" &&
+  fail "reprice-apps accepted a directory without observations"
+[ "$(wc -l <"$work/apps.err")" -eq 1 ] && grep -q "observations.csv" "$work/apps.err" ||
+  { cat "$work/apps.err"; fail "reprice-apps's error is not one line naming the file"; }
 
 "$bin/tessera-perfdb" --perfdb "$work/perfdb.sqlite" list >"$work/list" 2>&1 || fail "tessera-perfdb list"
 grep -q "tessera-validate" "$work/list" || { cat "$work/list"; fail "no tessera-validate run in the perfdb"; }
