@@ -21,8 +21,8 @@
 #include "tessera/detail/kernels.hpp"
 #include "tessera/error.hpp"
 #include "tessera/image.hpp"
+#include "tessera/perfdb/primitives.hpp"
 #include "tessera/program.hpp"
-#include "tessera/program_description.hpp"
 
 namespace tessera::bench {
 
@@ -312,15 +312,8 @@ std::vector<std::pair<int, int>> primitive_tiles(const std::vector<long long>& a
 }
 
 bool runs_on_one_thread(const PrimitiveKernel& kernel) {
-  using namespace perfdb;
-  static const std::map<std::string_view, Primitive> primitives{
-      {kComputePixelwise, Primitive::pixelwise}, {kComputeSeparable, Primitive::separable},
-      {kComputeNeighbourhood, Primitive::neighbourhood}, {kComputeReduction, Primitive::reduction},
-      {kComputeNms, Primitive::nms}, {kComputeLocalMax, Primitive::local_max},
-      {kComputeHysteresis, Primitive::hysteresis}, {kComputeHysteresisGrowth, Primitive::hysteresis_growth},
-      {kComputeExtremum, Primitive::extremum}, {kComputeCount, Primitive::count}};
-  const auto it = primitives.find(kernel.operation);
-  return it != primitives.end() && runs_serially(it->second);
+  const auto primitive = perfdb::primitive_of(kernel.operation);
+  return primitive && runs_serially(*primitive);
 }
 
 std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKernel>& asked,
@@ -426,66 +419,67 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   volatile std::int64_t sink = 0;  // keeps the reductions observable
 
   auto sample = [&](const Cell& c) -> double {
-        const PrimitiveKernel& k = kernels[c.kernel];
-        const auto [w, h] = tiles[c.tile];
-        const int stride = w + 2 * radius;
-        const ConstView in{src.data() + std::ptrdiff_t(radius) * stride + radius, w, h, stride};
-        const View out{dst.data(), w, h, w};
-        const std::string_view op = k.operation;
-        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
-        SampleClock clock;
-        const std::ptrdiff_t at = std::ptrdiff_t(radius) * stride + radius;
-        const HysteresisMaps* maps = nullptr;
-        const bool hysteresis = op == perfdb::kComputeHysteresis || op == perfdb::kComputeHysteresisGrowth;
-        auto round = [&] {
-          return detail::hysteresis_round(View{marks.data() + at, w, h, stride}, ConstView{maps->weak.data(), w, h, w});
-        };
-        if (hysteresis) {
-          auto it = hysteresis_maps_of.find({w, h});
-          if (it == hysteresis_maps_of.end())
-            it = hysteresis_maps_of.emplace(std::pair{w, h}, hysteresis_maps(w, h)).first;
-          maps = &it->second;
-          std::fill_n(marks.data(), in_floats, 0.0f);
-          for (int y = 0; y < h; ++y)
-            std::copy_n(maps->strong.data() + std::size_t(y) * w, w,
-                        marks.data() + at + std::ptrdiff_t(y) * stride);
-          // A scanning round is timed after the round that grows, as a run meets it.
-          if (op == perfdb::kComputeHysteresis) sink = sink + round();
-        }
-        if (c.cold) from_memory.sweep->run(from_memory.mib);  // the tile's data leave the caches
-        clock.start();
-        // The executor's own kernels (tessera/detail/kernels.hpp), as program_run.cpp calls them.
-        if (op == perfdb::kComputePixelwise) {
-          leaves[0] = in;
-          detail::run_pixel(chains[c.kernel], leaves, scalars, out);
-        } else if (op == perfdb::kComputeSeparable) {
-          separable_filters(in, Halo{radius, radius}, std::span<const SeparableFilter>(&filters[c.kernel], 1),
-                            std::span<const View>(&out, 1));
-        } else if (op == perfdb::kComputeNeighbourhood) {
-          detail::run_filter2d(in, windows[c.kernel], out);
-        } else if (op == perfdb::kComputeNms) {
-          const ConstView gy{in.data + stride, w, h, stride};  // more noise: another row
-          detail::run_nms(in, in, gy, out);
-        } else if (op == perfdb::kComputeLocalMax) {
-          detail::run_local_max(in, out);
-        } else if (op == perfdb::kComputeHysteresis) {
-          sink = sink + round();  // finds nothing to grow
-        } else if (op == perfdb::kComputeHysteresisGrowth) {
-          // The round that grows, less the scan right after it (the same marks, as warm).
-          sink = sink + round();
-          const double first = clock.elapsed_ns();
-          if (c.cold) from_memory.sweep->run(from_memory.mib);  // the scan from memory too
-          clock.start();
-          sink = sink + round();
-          return std::max(0.0, first - clock.elapsed_ns()) / (double(w) * h);
-        } else if (op == perfdb::kComputeExtremum) {
-          sink = sink + std::int64_t(detail::reduce_local(in, detail::Op::r_max).max);
-        } else if (op == perfdb::kComputeCount) {
-          sink = sink + detail::reduce_local(in, detail::Op::r_count).count;
-        } else {
-          sink = sink + detail::reduce_local(in, detail::Op::r_sum).sum.limbs[0];
-        }
-        return clock.elapsed_ns() / (double(w) * h);
+    const PrimitiveKernel& k = kernels[c.kernel];
+    const auto [w, h] = tiles[c.tile];
+    const int stride = w + 2 * radius;
+    const ConstView in{src.data() + std::ptrdiff_t(radius) * stride + radius, w, h, stride};
+    const View out{dst.data(), w, h, w};
+    const std::string_view op = k.operation;
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
+    SampleClock clock;
+    const std::ptrdiff_t at = std::ptrdiff_t(radius) * stride + radius;
+    const HysteresisMaps* maps = nullptr;
+    const bool hysteresis = op == perfdb::kComputeHysteresis || op == perfdb::kComputeHysteresisGrowth;
+    auto round = [&] {
+      return detail::hysteresis_round(View{marks.data() + at, w, h, stride},
+                                      ConstView{maps->weak.data(), w, h, w});
+    };
+    if (hysteresis) {
+      auto it = hysteresis_maps_of.find({w, h});
+      if (it == hysteresis_maps_of.end())
+        it = hysteresis_maps_of.emplace(std::pair{w, h}, hysteresis_maps(w, h)).first;
+      maps = &it->second;
+      std::fill_n(marks.data(), in_floats, 0.0f);
+      for (int y = 0; y < h; ++y)
+        std::copy_n(maps->strong.data() + std::size_t(y) * w, w,
+                    marks.data() + at + std::ptrdiff_t(y) * stride);
+      // A scanning round is timed after the round that grows, as a run meets it.
+      if (op == perfdb::kComputeHysteresis) sink = sink + round();
+    }
+    if (c.cold) from_memory.sweep->run(from_memory.mib);  // the tile's data leave the caches
+    clock.start();
+    // The executor's own kernels (tessera/detail/kernels.hpp), as program_run.cpp calls them.
+    if (op == perfdb::kComputePixelwise) {
+      leaves[0] = in;
+      detail::run_pixel(chains[c.kernel], leaves, scalars, out);
+    } else if (op == perfdb::kComputeSeparable) {
+      separable_filters(in, Halo{radius, radius}, std::span<const SeparableFilter>(&filters[c.kernel], 1),
+                        std::span<const View>(&out, 1));
+    } else if (op == perfdb::kComputeNeighbourhood) {
+      detail::run_filter2d(in, windows[c.kernel], out);
+    } else if (op == perfdb::kComputeNms) {
+      const ConstView gy{in.data + stride, w, h, stride};  // more noise: another row
+      detail::run_nms(in, in, gy, out);
+    } else if (op == perfdb::kComputeLocalMax) {
+      detail::run_local_max(in, out);
+    } else if (op == perfdb::kComputeHysteresis) {
+      sink = sink + round();  // finds nothing to grow
+    } else if (op == perfdb::kComputeHysteresisGrowth) {
+      // The round that grows, less the scan right after it (the same marks, as warm).
+      sink = sink + round();
+      const double first = clock.elapsed_ns();
+      if (c.cold) from_memory.sweep->run(from_memory.mib);  // the scan from memory too
+      clock.start();
+      sink = sink + round();
+      return std::max(0.0, first - clock.elapsed_ns()) / (double(w) * h);
+    } else if (op == perfdb::kComputeExtremum) {
+      sink = sink + std::int64_t(detail::reduce_local(in, detail::Op::r_max).max);
+    } else if (op == perfdb::kComputeCount) {
+      sink = sink + detail::reduce_local(in, detail::Op::r_count).count;
+    } else {
+      sink = sink + detail::reduce_local(in, detail::Op::r_sum).sum.limbs[0];
+    }
+    return clock.elapsed_ns() / (double(w) * h);
   };
   // The from-memory cells in rounds of their own, after the others: a sweep leaves the
   // caches empty for whatever cell comes next, and interleaved with them it raised the

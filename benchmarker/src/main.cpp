@@ -349,9 +349,10 @@ class Measurement {
     // quick run's once, at the end); each pass gets a third of their least share, the
     // last one at least what is left.
     std::vector<std::vector<pdb::ComputeCost>> primitives;
-    // With their from-memory cells: each after a sweep of the copies' largest distance.
-    const auto cold_distances = tb::reuse_distances_mib(tb::last_level_cache_mib(), !opt_.quick);
-    const int cold_mib = *std::max_element(cold_distances.begin(), cold_distances.end());
+    // With their from-memory cells: each after a sweep of the copies' largest reuse
+    // distance (the copies below are timed after the same distances).
+    const auto distances = tb::reuse_distances_mib(tb::last_level_cache_mib(), !opt_.quick);
+    const int cold_mib = *std::max_element(distances.begin(), distances.end());
     auto primitives_pass = [&](double budget_s) {
       tb::ReuseSweep cold_sweep(cold_mib);
       primitives.push_back(tb::run_primitives(tb::primitive_kernels(opt_.quick), tb::primitive_tiles(opt_.tile_areas),
@@ -384,7 +385,6 @@ class Measurement {
         // an exchange does right after its tile was written whole, and what running a
         // phase's plan costs before it moves or copies anything: kLocalPasses passes,
         // each on buffers mapped afresh, combined (combine_passes). One sweep pool for all.
-        const auto distances = tb::reuse_distances_mib(tb::last_level_cache_mib(), !opt_.quick);
         const auto fresh_distances = tb::fresh_mirror_distances_mib();
         const auto call_distances = tb::phase_call_distances_mib(!opt_.quick);
         tb::ReuseSweep sweep(std::max({*std::max_element(distances.begin(), distances.end()),

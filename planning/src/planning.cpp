@@ -11,6 +11,7 @@
 #include "tessera/detail/buffer_cache.hpp"
 #include "tessera/error.hpp"
 #include "tessera/perfdb/interchange.hpp"
+#include "tessera/perfdb/primitives.hpp"
 #include "tessera/perfdb/quality.hpp"
 #include "tessera/perfdb/store.hpp"
 #include "tessera/statistics.hpp"
@@ -107,25 +108,17 @@ void fill_loggp(scheduler::MachineParams& m, const perfdb::RunData& run) {
 
 }  // namespace
 
-std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& row) {
+std::optional<scheduler::PrimitivePoint> primitive_point_of(const perfdb::ComputeCost& c) {
   scheduler::PrimitivePoint p;
-  perfdb::ComputeCost c = row;
+  std::string_view operation = c.operation;
   const std::string_view suffix = perfdb::kComputeFromMemorySuffix;
-  if (c.operation.size() > suffix.size() && c.operation.ends_with(suffix)) {
-    c.operation.resize(c.operation.size() - suffix.size());
+  if (operation.ends_with(suffix)) {
+    operation.remove_suffix(suffix.size());
     p.from_memory = true;
   }
-  if (c.operation == perfdb::kComputePixelwise) p.primitive = Primitive::pixelwise;
-  else if (c.operation == perfdb::kComputeSeparable) p.primitive = Primitive::separable;
-  else if (c.operation == perfdb::kComputeNeighbourhood) p.primitive = Primitive::neighbourhood;
-  else if (c.operation == perfdb::kComputeReduction) p.primitive = Primitive::reduction;
-  else if (c.operation == perfdb::kComputeNms) p.primitive = Primitive::nms;
-  else if (c.operation == perfdb::kComputeLocalMax) p.primitive = Primitive::local_max;
-  else if (c.operation == perfdb::kComputeHysteresis) p.primitive = Primitive::hysteresis;
-  else if (c.operation == perfdb::kComputeHysteresisGrowth) p.primitive = Primitive::hysteresis_growth;
-  else if (c.operation == perfdb::kComputeExtremum) p.primitive = Primitive::extremum;
-  else if (c.operation == perfdb::kComputeCount) p.primitive = Primitive::count;
-  else return std::nullopt;
+  const auto primitive = perfdb::primitive_of(operation);
+  if (!primitive) return std::nullopt;
+  p.primitive = *primitive;
   if (c.taps < 1 || c.tile_width < 1 || c.tile_height < 1 || !(c.ns_per_pixel >= 0) ||
       !std::isfinite(c.ns_per_pixel) || (c.threads && *c.threads < 1))
     return std::nullopt;

@@ -270,24 +270,29 @@ bool ComputeTable::has_from_memory(Primitive primitive) const {
 
 double ComputeTable::primitive_ns_per_pixel(Primitive primitive, int axis, int size, int threads, int w, int h,
                                             double coldness) const {
-  const double warm = warm_ns(primitive, axis, size, threads, w, h);
+  const double log_area = std::log(double(std::max(w, 1)) * double(std::max(h, 1)));
+  const double warm = warm_ns(primitive, axis, size, threads, log_area, std::log(double(std::max(w, 1))));
   if (!(coldness > 0) || !has_from_memory(primitive)) return warm;
   const std::size_t own = std::size_t(primitive_group(primitive, axis));
   const auto& groups = !from_memory_groups_[own].empty() ? from_memory_groups_[own]
                                                           : from_memory_groups_[std::size_t(axis == 0 ? 2 : 1)];
-  std::size_t i = 0;  // first group with at least `threads` threads, or the last
-  while (i + 1 < groups.size() && groups[i].threads < std::max(threads, 1)) ++i;
-  const PrimThreads& g = groups[i];
-  // The from-memory tile (one per size as measured; the first size's names it).
+  const PrimThreads& g = groups[group_for_threads(groups, threads)];
+  // What the from-memory point costs more than the warm ones on its own tile (one per
+  // size as measured; the first size's names it) and thread count.
   const PrimShape& tile = g.sizes.front().widest.front();
   const double cold = at_size(g, size, tile.log_area, tile.log_width);
-  const int tw = std::max(1, int(std::lround(std::exp(tile.log_width))));
-  const int th = std::max(1, int(std::lround(std::exp(tile.log_area - tile.log_width))));
-  const double more = std::max(0.0, cold - warm_ns(primitive, axis, size, g.threads, tw, th));
+  const double more = std::max(0.0, cold - warm_ns(primitive, axis, size, g.threads, tile.log_area, tile.log_width));
   return warm + std::min(coldness, 1.0) * more;
 }
 
-double ComputeTable::warm_ns(Primitive primitive, int axis, int size, int threads, int w, int h) const {
+std::size_t ComputeTable::group_for_threads(const std::vector<PrimThreads>& groups, int threads) {
+  std::size_t i = 0;  // first group with at least `threads` threads, or the last
+  while (i + 1 < groups.size() && groups[i].threads < std::max(threads, 1)) ++i;
+  return i;
+}
+
+double ComputeTable::warm_ns(Primitive primitive, int axis, int size, int threads, double log_area,
+                             double log_width) const {
   const auto& own = primitive_groups_[std::size_t(primitive_group(primitive, axis))];
   if (primitive == Primitive::hysteresis_growth && own.empty() && has_primitive(Primitive::hysteresis))
     return 0.0;  // an older database's hysteresis rows carry it (has_primitive)
@@ -303,12 +308,9 @@ double ComputeTable::warm_ns(Primitive primitive, int axis, int size, int thread
     throw InvalidArgument("no '" + std::string(to_string(primitive)) +
                           "' compute measurements for this machine (run tessera-bench --modes compute, "
                           "which times the operation library's primitive kernels)");
-  const double log_area = std::log(double(std::max(w, 1)) * double(std::max(h, 1)));
   threads = std::max(threads, 1);
-  std::size_t i = 0;  // first group with at least `threads` threads, or the last
-  while (i + 1 < groups.size() && groups[i].threads < threads) ++i;
+  const std::size_t i = group_for_threads(groups, threads);
   const PrimThreads& g = groups[i];
-  const double log_width = std::log(double(std::max(w, 1)));
   const double ns = at_size(g, size, log_area, log_width);
   if (g.threads == threads) return ns;
   if (g.threads > threads && i > 0) {

@@ -197,8 +197,12 @@ class ComputeTable {
   static double at_shape(const PrimSize& size, double log_area, double log_width);
   static void index_shapes(PrimSize& size);  ///< fills widest and narrow from shapes
   using PrimGroups = std::array<std::vector<PrimThreads>, 11>;
-  /// The points of data just touched (primitive_ns_per_pixel without coldness).
-  double warm_ns(Primitive primitive, int axis, int size, int threads, int w, int h) const;
+  /// The points of data just touched (primitive_ns_per_pixel without coldness), on the
+  /// tile of log(w h) and log(w).
+  double warm_ns(Primitive primitive, int axis, int size, int threads, double log_area, double log_width) const;
+  /// Index of the first of `groups` (ascending threads) with at least `threads` threads,
+  /// else the last.
+  static std::size_t group_for_threads(const std::vector<PrimThreads>& groups, int threads);
   std::vector<PrimitivePoint> primitive_points_;
   /// index: pixelwise, separable x, separable y, neighbourhood, reduction, ...; ascending threads
   PrimGroups primitive_groups_;
