@@ -5,7 +5,8 @@
 # prints the quick run's wall time, each run's within-run quality, the spread of each
 # cell across the three launches (median and p90 cell), fig8-check's own spread and the
 # agreement of the paper table with fig8-check; and, not judged by issue 12's goal, the
-# spread of the library-shaped P-3PC cells and of the local-cost rows across the launches.
+# spread of the library-shaped P-3PC cells, of the local-cost rows and of the compute
+# kernels' rows across the launches.
 # The three launches write one database (OUT/perfdb.sqlite), as a user's reruns do: a
 # launch judges the machine's state by what the earlier ones measured (the quiet latency,
 # the state probe's quiet cell); SEED=FILE starts it as a copy of FILE.
@@ -17,7 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 out=${1:-bench-launches}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summarises scripts/bench-launches.sh OUT: wall time, within-run quality, across-launch
 spread of the P-3PC cells, fig8-check's own spread and the agreement with it; then, for
-information, the across-launch spread of the library-shaped P-3PC cells and of the local
-costs (copies, mirroring, the executor's fixed costs), which planning prices with too."""
+information, the across-launch spread of the library-shaped P-3PC cells, of the local
+costs (copies, mirroring, the executor's fixed costs) and of the compute kernels' rows (the
+derivative pipeline, the primitive kernels), which planning prices with too."""
 import csv, json, statistics, sys, os, math
 d = sys.argv[1] if len(sys.argv) > 1 else "bench-launches"
 def load(p):
@@ -72,3 +73,10 @@ local_ops = ('copy', 'copy_after', 'mirror_after', 'mirror_fresh', 'mirror_fresh
 spread_line("local-cost rows", common_rows(lambda r: {
     (c['operation'], c['taps'], c['tile_width'], c['tile_height']): c['ns_per_pixel']
     for c in r['compute'] if c['operation'] in local_ops}))
+# The compute kernels' rows (the derivative pipeline and the primitive kernels, warm and
+# from memory), which price the compute phase.
+kernel_ops = ('derivatives', 'pixelwise', 'separable', 'neighbourhood', 'reduction', 'nms', 'local_max', 'hysteresis',
+              'hysteresis_growth', 'extremum', 'count')
+spread_line("compute-kernel rows", common_rows(lambda r: {
+    (c['operation'], c.get('axis') or '', c['taps'], c.get('threads') or 0, c['tile_width'], c['tile_height']):
+    c['ns_per_pixel'] for c in r['compute'] if c['operation'].removesuffix('_from_memory') in kernel_ops}))

@@ -101,9 +101,7 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
 
   RoundScheduler sched(cells.size(), rule, 13);
   std::vector<View> views(n_out);
-  run_local_rounds(
-      sched, budget_s,
-      [&](int cell) {
+  auto sample = [&](int cell) {
         const Cell& c = cells[std::size_t(cell)];
         const Setting& s = settings[c.setting];
         const auto [w, h] = tiles[c.tile];
@@ -117,8 +115,9 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
         clock.start();
         compute_derivatives(in, s.halo, s.options, views);
         return clock.elapsed_ns() / (double(w) * h);
-      },
-      progress);
+      };
+  // Each timed sample right after an untimed one of the same cell (warm_then_timed).
+  run_local_rounds(sched, budget_s, [&](int cell) { return warm_then_timed(sample, cell); }, progress);
 
   std::vector<perfdb::ComputeCost> out;
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -487,8 +486,12 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   // fifty-seventh session).
   const std::size_t warm_cells = cells.size() - cold_cells;
   RoundScheduler warm(warm_cells, rule, 19), from_mem(std::max<std::size_t>(cold_cells, 1), rule, 23);
-  run_local_rounds(warm, budget_s - cold_budget_s, [&](int cell) { return sample(cells[std::size_t(cell)]); },
-                   progress);
+  // A warm cell's timed sample runs right after an untimed one of the same cell
+  // (warm_then_timed): it finds its tile as the cell itself leaves it.
+  run_local_rounds(
+      warm, budget_s - cold_budget_s,
+      [&](int cell) { return warm_then_timed([&](int c) { return sample(cells[std::size_t(c)]); }, cell); },
+      progress);
   if (cold_cells > 0)
     run_local_rounds(from_mem, cold_budget_s,
                      [&](int cell) { return sample(cells[warm_cells + std::size_t(cell)]); }, progress);

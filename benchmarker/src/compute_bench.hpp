@@ -39,6 +39,22 @@ std::vector<int> thread_counts(int cores);
 /// weighs in as the run meets it, not as one stretch of it does. A quick run makes one.
 inline constexpr int kPipelinePasses = 3;
 
+/// One timed sample of `cell`: `sample(cell)` run untimed, then again, its value returned.
+/// The timed run finds the cell's tile as the cell itself leaves it, in the caches when it
+/// fits them (what a program's step meets there: its inputs just written by the step
+/// before, its output buffer the pool's; a multi-threaded rank's pool awake), whatever
+/// cell the interleaved rounds ran before it. Without it a sample met whatever the cell
+/// before it left: a full run (tiles up to 2048 x 2048) stored the 512 x 512 one-op
+/// pixel-wise row at 0.16 ns a pixel where a quick one (up to 2048 x 1024) stored 0.10,
+/// and across three quick launches the compute kernels' rows spread 9.0 / 76.1 % and
+/// 6.4 / 33.3 % (median / p90 row), with it 6.3 / 20.5 % and 5.0 / 21.7 % (two sets each,
+/// alternated; README, fifty-eighth session).
+template <class Sample>
+double warm_then_timed(Sample&& sample, int cell) {
+  sample(cell);
+  return sample(cell);
+}
+
 /// Time compute_derivatives (the standard derivative set) for every sigma, tile and
 /// thread count (interleaved rounds, `rule`) for `budget_s` seconds, longer (up to 1.5x)
 /// only to give every cell 3 samples. Returns "derivatives" rows (perfdb records.hpp):

@@ -218,6 +218,18 @@ TEST(Progress, BarShowsFractionAndEta) {
   EXPECT_NE(s.find("ETA  12s"), std::string::npos);
 }
 
+TEST(Compute, ATimedSampleRunsRightAfterAnUntimedOneOfTheSameCell) {
+  std::vector<int> calls;
+  const double v = tb::warm_then_timed(
+      [&](int cell) {
+        calls.push_back(cell);
+        return double(calls.size());
+      },
+      7);
+  EXPECT_EQ(calls, (std::vector<int>{7, 7}));
+  EXPECT_EQ(v, 2.0);  // the second run's value
+}
+
 TEST(Compute, EveryPrimitiveTileAndThreadCountGetsACost) {
   tb::StopRule rule;
   rule.warmup = 1;
