@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "tessera/error.hpp"
+#include "tessera/latency_watch.hpp"
 
 namespace tessera::perfdb {
 namespace {
@@ -177,15 +178,43 @@ std::string describe_quality(const std::optional<RunQuality>& q) {
                              : "");
 }
 
+bool measured_slow(const RunChoiceCandidate& c, double lowest_us) {
+  return lowest_us > 0 && c.pair_latency_us && *c.pair_latency_us >= LatencyWatch::kSlowFactor * lowest_us;
+}
+
 RunChoice choose_run(std::span<const RunChoiceCandidate> candidates, const std::string& machine) {
   assert(!candidates.empty());
+  double lowest = 0;  // the machine's quiet state as its runs read it
+  for (const auto& c : candidates)
+    if (c.pair_latency_us && *c.pair_latency_us > 0 && (lowest == 0 || *c.pair_latency_us < lowest))
+      lowest = *c.pair_latency_us;
   const RunChoiceCandidate* newest = nullptr;
-  const RunChoiceCandidate* passing = nullptr;
+  const RunChoiceCandidate* passing = nullptr;  // newest passing, quiet or not
+  const RunChoiceCandidate* quiet = nullptr;    // newest passing and not measured slow
   for (const auto& c : candidates) {
     if (!newest || c.id > newest->id) newest = &c;
-    if (c.quality && c.quality->passed && (!passing || c.id > passing->id)) passing = &c;
+    if (!c.quality || !c.quality->passed) continue;
+    if (!passing || c.id > passing->id) passing = &c;
+    if (!measured_slow(c, lowest) && (!quiet || c.id > quiet->id)) quiet = &c;
   }
-  if (passing) return {passing->id, ""};
+  auto latency = [&](const RunChoiceCandidate& c) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "pair latency %.2f us, the machine's lowest %.2f", *c.pair_latency_us, lowest);
+    return std::string(buf);
+  };
+  if (quiet) {
+    if (passing == quiet) return {quiet->id, ""};
+    return {quiet->id, "run " + std::to_string(passing->id) + " of machine '" + machine +
+                           "' passes the P-3PC repeatability quality but was measured in the machine's slow state (" +
+                           latency(*passing) + "); using run " + std::to_string(quiet->id) + " (quality " +
+                           describe_quality(quiet->quality) + ")"};
+  }
+  if (passing)
+    return {passing->id, "every run of machine '" + machine +
+                             "' that passes the P-3PC repeatability quality was measured in the machine's slow state; "
+                             "using the newest, run " +
+                             std::to_string(passing->id) + " (" + latency(*passing) +
+                             "; rerun tessera-bench when the machine is quiet)"};
   const std::string id = std::to_string(newest->id);
   return {newest->id, "no run of machine '" + machine +
                           "' passes the P-3PC repeatability quality; using the newest, run " + id +

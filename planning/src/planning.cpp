@@ -467,11 +467,12 @@ std::optional<Found> find_in_store(const perfdb::Store& store, const std::string
   Found f;
   f.machine = *machine;
   auto runs = store.list_runs(machine->id);
-  // P-3PC: the newest complete run whose repeatability quality passes, else the newest.
+  // P-3PC: the newest complete run whose repeatability quality passes and that was not
+  // measured in the machine's slow state, else the newest that passes, else the newest.
   std::vector<perfdb::RunChoiceCandidate> candidates;
   for (const auto& r : runs)
     if (r.status == perfdb::RunStatus::complete && store.count_p3pc(r.id) > 0)
-      candidates.push_back({r.id, r.quality});
+      candidates.push_back({r.id, r.quality, r.pair_latency_us});
   if (!candidates.empty()) {
     const auto choice = perfdb::choose_run(candidates, name);
     f.comm = store.load_run(choice.id);

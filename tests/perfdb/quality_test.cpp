@@ -220,6 +220,39 @@ TEST(ChooseRun, FallbackToNewestWithANote) {
   EXPECT_EQ(r.fallback_note.find('\n'), std::string::npos);
 }
 
+// A launch that starts and stays in the machine's slow state (this VM: pair latency 0.40
+// us where the quiet state reads 0.17, noncontiguous cells 4x) repeats within itself and
+// passes; the machine's other runs show it was slow.
+TEST(ChooseRun, APassingRunMeasuredInTheSlowStateGivesWayToAQuietOne) {
+  std::vector<RunChoiceCandidate> c{{3, quality(true), 0.17}, {5, quality(true), 0.40}, {7, quality(false), 0.165}};
+  EXPECT_TRUE(measured_slow(c[1], 0.165));
+  EXPECT_FALSE(measured_slow(c[0], 0.165));
+  EXPECT_FALSE(measured_slow(c[1], 0.0));  // no reference: not judged
+  auto r = choose_run(c, "box");
+  EXPECT_EQ(r.id, 3);
+  EXPECT_NE(r.fallback_note.find("run 5"), std::string::npos) << r.fallback_note;
+  EXPECT_NE(r.fallback_note.find("slow state"), std::string::npos) << r.fallback_note;
+  EXPECT_NE(r.fallback_note.find("0.40"), std::string::npos) << r.fallback_note;
+  EXPECT_NE(r.fallback_note.find("using run 3"), std::string::npos) << r.fallback_note;
+  EXPECT_EQ(r.fallback_note.find('\n'), std::string::npos);
+  // Below the factor (1.6x the lowest) a run is quiet: the newest passing one is used.
+  c[1].pair_latency_us = 0.26;
+  r = choose_run(c, "box");
+  EXPECT_EQ(r.id, 5);
+  EXPECT_TRUE(r.fallback_note.empty());
+  // Every passing run slow: the newest of them, with a note; a failing run is never
+  // preferred to a passing one, quiet or not.
+  std::vector<RunChoiceCandidate> slow{{3, quality(true), 0.41}, {5, quality(true), 0.40}, {7, quality(false), 0.17}};
+  r = choose_run(slow, "box");
+  EXPECT_EQ(r.id, 5);
+  EXPECT_NE(r.fallback_note.find("every run"), std::string::npos) << r.fallback_note;
+  // Runs without a latency reading (one rank, two nodes, a quota, older runs) are never slow.
+  std::vector<RunChoiceCandidate> unread{{3, quality(true), 0.17}, {5, quality(true), std::nullopt}};
+  r = choose_run(unread, "box");
+  EXPECT_EQ(r.id, 5);
+  EXPECT_TRUE(r.fallback_note.empty());
+}
+
 TEST(ChooseRun, LegacyRunsWithoutQuality) {
   // Only legacy runs: the newest, noted as not recorded.
   std::vector<RunChoiceCandidate> legacy{{1, std::nullopt}, {2, std::nullopt}};

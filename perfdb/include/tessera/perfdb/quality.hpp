@@ -78,10 +78,12 @@ std::optional<RunQuality> with_slow_passes(std::optional<RunQuality> q, int slow
 /// started in the slow state)" after a failing verdict that has them. Local.
 std::string describe_quality(const std::optional<RunQuality>& q);
 
-/// A run the planner may use: its id (higher = newer) and recorded quality.
+/// A run the planner may use: its id (higher = newer), recorded quality and the lowest
+/// pair latency it read (Run::pair_latency_us).
 struct RunChoiceCandidate {
   Id id = 0;
   std::optional<RunQuality> quality;
+  std::optional<double> pair_latency_us;
 };
 
 /// Which run planning uses and why.
@@ -93,9 +95,19 @@ struct RunChoice {
   std::string fallback_note;
 };
 
-/// The newest candidate whose quality passes; if none passes, the newest candidate,
-/// with a fallback note naming its quality ("not recorded" for runs written before
-/// quality existed, or with a single pass). Precondition: `candidates` not empty.
+/// True when `c` was measured in the machine's slow state: its pair latency reads at
+/// least tessera::LatencyWatch::kSlowFactor times `lowest_us`, the lowest any run of the
+/// machine read (`lowest_us` <= 0 or no reading: false). A whole launch can start and
+/// stay in that state; its lowest reading is then a slow one, it never waited for the
+/// quiet state, and its table repeats within itself and passes its quality check.
+bool measured_slow(const RunChoiceCandidate& c, double lowest_us);
+
+/// The newest candidate whose quality passes and that was not measured in the slow
+/// state (measured_slow against the candidates' lowest pair latency); else the newest
+/// whose quality passes, with a note that every passing run was measured slow; else the
+/// newest candidate, with a fallback note naming its quality ("not recorded" for runs
+/// written before quality existed, or with a single pass). A passing run newer than the
+/// choice but measured slow is named in the note. Precondition: `candidates` not empty.
 RunChoice choose_run(std::span<const RunChoiceCandidate> candidates, const std::string& machine);
 
 }  // namespace tessera::perfdb
