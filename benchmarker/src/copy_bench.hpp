@@ -169,8 +169,9 @@ std::vector<int> fresh_mirror_distances_mib();
 /// meets it: right after the tile's interior was written whole, row by row, from an
 /// image (the scatter's last copy; a compute step leaves its output the same way), that
 /// copy made after D MiB were read and written elsewhere (the previous run's compute).
-/// One square tile per side in `sides` and halo in `halos` (stride side + 2 halo); each
-/// round, for each distance (rotating order), each tile on its own: copied and mirrored
+/// One square tile per side in `sides` and halo in `halos` (stride side + 2 halo); for
+/// each distance in turn (since the fifty-eighth session; before, every round rotated
+/// through the distances), `rounds` rounds of each tile on its own: copied and mirrored
 /// untimed, swept, copied again, the mirror timed. `rounds` samples per (D, tile).
 /// Single-threaded. Rows of operation perfdb::kComputeMirrorFreshAfter: taps = D, tile =
 /// halo x rows of both sides (2 side).
