@@ -102,22 +102,23 @@ std::vector<perfdb::ComputeCost> run_compute(const std::vector<double>& sigmas,
   RoundScheduler sched(cells.size(), rule, 13);
   std::vector<View> views(n_out);
   auto sample = [&](int cell) {
-        const Cell& c = cells[std::size_t(cell)];
-        const Setting& s = settings[c.setting];
-        const auto [w, h] = tiles[c.tile];
-        const int stride = w + 2 * s.halo.x;
-        const ConstView in{src.data() + std::ptrdiff_t(s.halo.y) * stride + s.halo.x, w, h, stride};
-        for (std::size_t i = 0; i < n_out; ++i) views[i] = View{dst[i].data(), w, h, w};
-        // As pipeline.cpp runs it; set up outside the timed span like the rest of a rank's
-        // state (the phase timer of the pipeline starts after the exchange).
-        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
-        SampleClock clock;
-        clock.start();
-        compute_derivatives(in, s.halo, s.options, views);
-        return clock.elapsed_ns() / (double(w) * h);
-      };
+    const Cell& c = cells[std::size_t(cell)];
+    const Setting& s = settings[c.setting];
+    const auto [w, h] = tiles[c.tile];
+    const int stride = w + 2 * s.halo.x;
+    const ConstView in{src.data() + std::ptrdiff_t(s.halo.y) * stride + s.halo.x, w, h, stride};
+    for (std::size_t i = 0; i < n_out; ++i) views[i] = View{dst[i].data(), w, h, w};
+    // As pipeline.cpp runs it; set up outside the timed span like the rest of a rank's
+    // state (the phase timer of the pipeline starts after the exchange).
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(c.threads));
+    SampleClock clock;
+    clock.start();
+    compute_derivatives(in, s.halo, s.options, views);
+    return clock.elapsed_ns() / (double(w) * h);
+  };
   // Each timed sample right after an untimed one of the same cell (warm_then_timed).
-  run_local_rounds(sched, budget_s, [&](int cell) { return warm_then_timed(sample, cell); }, progress);
+  run_local_rounds(
+      sched, budget_s, [&](int cell) { return warm_then_timed(sample, cell); }, progress);
 
   std::vector<perfdb::ComputeCost> out;
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -490,7 +491,7 @@ std::vector<perfdb::ComputeCost> run_primitives(const std::vector<PrimitiveKerne
   // (warm_then_timed): it finds its tile as the cell itself leaves it.
   run_local_rounds(
       warm, budget_s - cold_budget_s,
-      [&](int cell) { return warm_then_timed([&](int c) { return sample(cells[std::size_t(c)]); }, cell); },
+      [&](int cell) { return warm_then_timed(sample, cells[std::size_t(cell)]); },
       progress);
   if (cold_cells > 0)
     run_local_rounds(from_mem, cold_budget_s,

@@ -49,8 +49,8 @@ inline constexpr int kPipelinePasses = 3;
 /// and across three quick launches the compute kernels' rows spread 9.0 / 76.1 % and
 /// 6.4 / 33.3 % (median / p90 row), with it 6.3 / 20.5 % and 5.0 / 21.7 % (two sets each,
 /// alternated; README, fifty-eighth session).
-template <class Sample>
-double warm_then_timed(Sample&& sample, int cell) {
+template <class Sample, class Cell>
+double warm_then_timed(Sample&& sample, const Cell& cell) {
   sample(cell);
   return sample(cell);
 }

@@ -479,12 +479,12 @@ std::vector<perfdb::ComputeCost> run_mirror_fresh(const std::vector<int>& sides,
   // before the copy, as the one-rank pipeline's own step times show it at 2048² (170-204
   // µs; benchmarker/README.md). Without the untimed run first, each sample met the other
   // tiles' copies as well, whatever D.
-  // Each distance's samples together, in the order given (ascending): a sample right after a round
-  // of the others' met what their 128 MiB sweeps left (half of it written) in the caches
-  // and its mirror took twice as long (the 1024-side tile, halo 4, after 1 MiB: 0.99-1.03
-  // ns a float in rounds that rotated the distances, 0.53-0.58 with the 1 MiB samples
-  // alone, where the executor's one-rank x-mirror at 1024² runs at 0.50; README,
-  // fifty-eighth session).
+  // Each distance's samples together, in the order given (fresh_mirror_distances_mib's,
+  // ascending): a sample right after a round of the others' met what their 128 MiB sweeps
+  // left (half of it written) in the caches, and its mirror took twice as long (the
+  // 1024-side tile, halo 4, after 1 MiB: 0.99-1.03 ns a float in rounds that rotated the
+  // distances, 0.53-0.58 with the 1 MiB samples alone, where the executor's one-rank
+  // x-mirror at 1024² runs at 0.50; README, fifty-eighth session).
   SampleClock clock;
   const std::size_t count = cells.size();
   std::vector<std::vector<double>> values(distances_mib.size() * count);
